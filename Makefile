@@ -1,0 +1,28 @@
+# Every target creates .venv on first use (Python >= 3.11 and pip are all it needs).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test check bench book clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+lab: $(STAMP)            ## set up (first run) and open the course in JupyterLab
+	$(VENV)/bin/jupyter lab course/chapters/01_bubble.ipynb
+
+test: $(STAMP)           ## set up (first run) and run the whole test suite
+	$(PY) -m pytest
+
+check: $(STAMP)          ## every reference solution passes, every starter fails
+	$(PY) practice/judge.py check
+
+bench: $(STAMP)          ## benchmarks: ratios against anchors measured in the same run
+	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) _book .pytest_cache

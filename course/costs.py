@@ -1,0 +1,90 @@
+"""Op durations, point-to-point latency and activation memory.
+
+Convention: ``f``, ``b``, ``w`` and ``act`` describe one rank's share of the model, i.e. one stage of the plain
+pipeline.  A full backward costs ``b + w``.  A plan that cuts the model into more chunks than ranks (interleaved,
+V schedules) gives each chunk its share: with v chunks per rank a chunk costs 1/v.
+
+A value is a scalar (every rank's share costs the same) or a list that describes the model cut into
+``len(list)`` equal pieces in order (per stage of the plain pipeline when the list has p entries).  A plan whose
+model has L chunks maps chunk k onto those pieces: L a multiple of n splits a piece, n a multiple of L sums
+pieces.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+from .plan import Plan
+
+Value = Union[float, Sequence[float]]
+
+
+@dataclass(frozen=True)
+class Costs:
+    f: Value = 1.0          # forward
+    b: Value = 1.0          # input gradient (full backward = b + w)
+    w: Value = 1.0          # weight gradient
+    comm: float = 0.0       # latency of one point-to-point transfer between different ranks
+    act: Value = 1.0        # activations one micro-batch keeps alive on one rank's share
+    mb_scale: Sequence[float] | None = None  # per-micro-batch multiplier of f, b, w (uneven sequence lengths)
+    overlap: float = 1.0    # an overlapped F&B pair lasts overlap * (F + B); < 1 models hidden communication
+
+    def __post_init__(self):
+        for name in ("f", "b", "w", "act"):
+            vals = _as_list(getattr(self, name))
+            if not vals or any(not _is_number(x) or x < 0 for x in vals):
+                raise ValueError(f"cost {name} must be a non-negative number or a non-empty list of them, "
+                                 f"got {getattr(self, name)!r}")
+        if not _is_number(self.comm) or self.comm < 0:
+            raise ValueError(f"comm must be a non-negative number, got {self.comm!r}")
+        if not _is_number(self.overlap) or self.overlap <= 0:
+            raise ValueError(f"overlap must be a positive number, got {self.overlap!r}")
+        if self.mb_scale is not None and any(not _is_number(x) or x < 0 for x in self.mb_scale):
+            raise ValueError(f"mb_scale must list non-negative numbers, got {self.mb_scale!r}")
+
+    def per_chunk(self, name: str, chunks: int, p: int) -> list[float]:
+        """``name``'s value for each of the model's ``chunks`` chunks (plan with ``p`` ranks)."""
+        vals = _as_list(getattr(self, name))
+        if len(vals) == 1:
+            return [vals[0] * p / chunks] * chunks
+        n = len(vals)
+        if chunks % n == 0:
+            k = chunks // n
+            return [vals[c // k] / k for c in range(chunks)]
+        if n % chunks == 0:
+            k = n // chunks
+            return [sum(vals[c * k:(c + 1) * k]) for c in range(chunks)]
+        raise ValueError(f"cost {name} lists {n} values but the plan cuts the model into {chunks} chunks: "
+                         f"give a scalar, {p} values (one per plain stage) or {chunks} (one per chunk)")
+
+    def scale(self, mb: int) -> float:
+        if self.mb_scale is None:
+            return 1.0
+        if mb >= len(self.mb_scale):
+            raise ValueError(f"mb_scale lists {len(self.mb_scale)} micro-batches but the plan has micro-batch {mb}")
+        return self.mb_scale[mb]
+
+    def stage_tables(self, plan: Plan) -> dict[str, dict[int, float]]:
+        """Per-stage durations {"F": {stage: t}, "B": ..., "W": ..., "act": ...} for this plan.
+
+        In a plan without W ops, "B" already includes the weight gradient (a full backward)."""
+        chunk_of = plan.chunk_of_stage()
+        L, p = plan.chunks, plan.p
+        f, b, w, act = (self.per_chunk(n, L, p) for n in ("f", "b", "w", "act"))
+        full = not plan.split_backward
+        return {
+            "F": {s: f[k] for s, k in chunk_of.items()},
+            "B": {s: b[k] + (w[k] if full else 0.0) for s, k in chunk_of.items()},
+            "W": {s: w[k] for s, k in chunk_of.items()},
+            "act": {s: act[k] for s, k in chunk_of.items()},
+        }
+
+
+def _as_list(v: Value) -> list[float]:
+    return [v] if _is_number(v) else list(v)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)

@@ -1,0 +1,279 @@
+"""The plan IR: what every rank runs, in which order, and where the model's stages live.
+
+A plan reads like the tables in pipeline papers::
+
+    F0 F1 F2 F3 B0 B1 B2 B3          # rank 0 (one stage: no annotation)
+    F0.s0 F0.s4 B0.s4 B0.s0          # a rank holding stages 0 and 4
+
+Op kinds:
+
+- ``F``  forward of one micro-batch through one stage;
+- ``B``  backward.  In a plan that contains ``W`` ops, ``B`` is the input gradient only (dL/dx, what the
+  previous stage waits for) and ``W`` the weight gradient (dL/dW, nobody waits for it).  In a plan without
+  ``W`` ops, ``B`` is the full backward (input and weight gradients in one op).
+- ``W``  weight gradient.
+- ``F3&B1`` an overlapped pair (DualPipe's F&B chunk): one span on the rank that runs both ops.
+
+Stages form routes: micro-batch ``i`` goes forward through ``routes[i]`` (by default every stage in order,
+0..S-1) and its backward comes back the opposite way.  Two routes let DualPipe send micro-batches from both
+ends of the pipeline.  The position of a stage along its route is the model chunk it computes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence, Union
+
+KINDS = ("F", "B", "W")
+
+
+class PlanError(ValueError):
+    """A plan that is malformed or cannot be a pipeline schedule; the message names the first violation."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Op:
+    kind: str   # "F", "B" or "W"
+    mb: int     # micro-batch index
+    stage: int  # stage index (see Plan.placement)
+
+    def token(self, annotate: bool = False) -> str:
+        return f"{self.kind}{self.mb}.s{self.stage}" if annotate else f"{self.kind}{self.mb}"
+
+    def __str__(self) -> str:
+        return self.token(annotate=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """Two ops run as one span (DualPipe's overlapped forward-and-backward chunk)."""
+
+    first: Op
+    second: Op
+
+    @property
+    def ops(self) -> tuple[Op, Op]:
+        return (self.first, self.second)
+
+    def token(self, annotate: bool = False) -> str:
+        return f"{self.first.token(annotate)}&{self.second.token(annotate)}"
+
+    def __str__(self) -> str:
+        return self.token(annotate=True)
+
+
+Step = Union[Op, Overlap]
+
+
+def ops_of(step: Step) -> tuple[Op, ...]:
+    """The ops inside one step of a rank's list."""
+    return step.ops if isinstance(step, Overlap) else (step,)
+
+
+_TOKEN = re.compile(r"([FBWI])(\d+)(?:\.s(\d+))?\Z")
+
+
+def parse_op(token: str, default_stage: int | None = None) -> Op:
+    """``F3`` / ``B0.s5`` -> Op.  ``I`` (torch's name for the input gradient) reads as ``B``."""
+    m = _TOKEN.match(token.strip())
+    if not m:
+        raise PlanError(f"bad op {token!r}: expected KIND MB[.sSTAGE] with KIND in F, B, W (e.g. F3, B0.s5)")
+    kind, mb, stage = m.group(1), int(m.group(2)), m.group(3)
+    if stage is None:
+        if default_stage is None:
+            raise PlanError(f"op {token!r} needs a stage annotation (e.g. {token}.s0): its rank holds several stages")
+        stage = default_stage
+    return Op("B" if kind == "I" else kind, mb, int(stage))
+
+
+def parse_step(token: str, default_stage: int | None = None) -> Step:
+    parts = token.split("&")
+    if len(parts) == 1:
+        return parse_op(token, default_stage)
+    if len(parts) != 2:
+        raise PlanError(f"bad overlapped op {token!r}: expected exactly two ops joined by '&' (e.g. F3&B1)")
+    return Overlap(parse_op(parts[0], default_stage), parse_op(parts[1], default_stage))
+
+
+@dataclass
+class Plan:
+    """Per-rank ordered ops plus the placement of stages on ranks.
+
+    ranks[r]      the steps rank r runs, in order
+    placement[r]  the stages rank r holds (default: rank r holds stage r)
+    num_microbatches  m
+    routes        routes[i] = the stages micro-batch i passes forward (default: all stages in order)
+    name          what built it (for titles and JSON)
+    """
+
+    ranks: list[list[Step]]
+    num_microbatches: int
+    placement: list[list[int]] | None = None
+    routes: list[list[int]] | None = None
+    name: str = "plan"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.placement is None:
+            self.placement = [[r] for r in range(len(self.ranks))]
+        if self.routes is None:
+            self.routes = [list(range(self.num_stages))] * self.num_microbatches
+
+    # ---- derived facts -------------------------------------------------------------------------
+    @property
+    def p(self) -> int:
+        return len(self.ranks)
+
+    @property
+    def m(self) -> int:
+        return self.num_microbatches
+
+    @property
+    def num_stages(self) -> int:
+        return 1 + max((s for stages in self.placement for s in stages), default=-1)
+
+    @property
+    def chunks(self) -> int:
+        """How many pieces the model is cut into (the length of a route)."""
+        return max((len(r) for r in self.routes), default=0)
+
+    @property
+    def split_backward(self) -> bool:
+        """True when backward is split into B (input gradient) and W (weight gradient)."""
+        return any(op.kind == "W" for ops in self.ranks for step in ops for op in ops_of(step))
+
+    def rank_of_stage(self) -> dict[int, int]:
+        return {s: r for r, stages in enumerate(self.placement) for s in stages}
+
+    def chunk_of_stage(self) -> dict[int, int]:
+        """The model chunk each stage computes: its position along the routes that use it."""
+        return {s: k for route in self.routes for k, s in enumerate(route)}
+
+    def required_ops(self) -> list[Op]:
+        """Every op the plan must contain exactly once."""
+        kinds = ("F", "B", "W") if self.split_backward else ("F", "B")
+        return [Op(k, i, s) for i, route in enumerate(self.routes) for s in route for k in kinds]
+
+    def dependencies(self, op: Op) -> list[Op]:
+        """The ops that must finish before ``op`` may start (data dependencies only)."""
+        route = self.routes[op.mb]
+        k = route.index(op.stage)
+        if op.kind == "F":
+            return [Op("F", op.mb, route[k - 1])] if k > 0 else []
+        if op.kind == "B":
+            after = Op("B", op.mb, route[k + 1]) if k + 1 < len(route) else None
+            return [Op("F", op.mb, op.stage)] + ([after] if after else [])
+        return [Op("B", op.mb, op.stage)]
+
+    # ---- string form -----------------------------------------------------------------------------
+    def rank_tokens(self, r: int) -> list[str]:
+        annotate = self.placement[r] != [r]
+        return [step.token(annotate) for step in self.ranks[r]]
+
+    def format(self) -> str:
+        """One line per rank; stage annotations only where a rank does not simply hold stage r."""
+        return "\n".join(" ".join(self.rank_tokens(r)) for r in range(self.p))
+
+    __str__ = format
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "p": self.p, "m": self.m, "placement": self.placement,
+                "ranks": [self.rank_tokens(r) for r in range(self.p)]}
+
+    @classmethod
+    def parse(cls, text: str, num_microbatches: int | None = None, placement: Sequence[Sequence[int]] | None = None,
+              routes: Sequence[Sequence[int]] | None = None, name: str = "plan") -> "Plan":
+        """Parse one line per rank (blank lines and ``#`` comments ignored).
+
+        Without ``placement``, rank r holds stage r plus every stage its annotated ops name.
+        Without ``num_microbatches``, m is one more than the largest micro-batch index seen.
+        """
+        lines = [ln.split("#", 1)[0].split() for ln in text.splitlines()]
+        lines = [ln for ln in lines if ln]
+        if not lines:
+            raise PlanError("empty plan: expected one line of ops per rank (e.g. 'F0 F1 B0 B1')")
+        ranks = []
+        for r, tokens in enumerate(lines):
+            default = r if placement is None or list(placement[r]) == [r] else None
+            try:
+                ranks.append([parse_step(t, default) for t in tokens])
+            except PlanError as e:
+                raise PlanError(f"rank {r}: {e}") from None
+        if placement is None:
+            placement = []
+            for r, steps in enumerate(ranks):
+                seen = sorted({op.stage for st in steps for op in ops_of(st)} | {r})
+                placement.append(seen)
+        if num_microbatches is None:
+            num_microbatches = 1 + max((op.mb for st_ in ranks for st in st_ for op in ops_of(st)), default=-1)
+        plan = cls(ranks, num_microbatches, [list(s) for s in placement],
+                   [list(x) for x in routes] if routes is not None else None, name)
+        return plan
+
+    # ---- validation ------------------------------------------------------------------------------
+    def validate(self) -> "Plan":
+        """Raise PlanError naming the first violation; return self when the plan is well formed.
+
+        Checks: placement holds each stage once; routes name known stages; every op sits on the rank that
+        holds its stage; each required op appears exactly once; a rank never runs W before its own B or B
+        before its own F.  Cross-rank ordering problems (cycles) are found by simulate() as deadlocks.
+        """
+        if self.p < 1:
+            raise PlanError("a plan needs at least one rank")
+        if self.m < 1:
+            raise PlanError(f"a plan needs at least one micro-batch (got m={self.m})")
+        if len(self.placement) != self.p:
+            raise PlanError(f"placement lists {len(self.placement)} ranks but the plan has {self.p}")
+        owner: dict[int, int] = {}
+        for r, stages in enumerate(self.placement):
+            for s in stages:
+                if s < 0:
+                    raise PlanError(f"rank {r} holds stage {s}: stages are numbered from 0")
+                if s in owner:
+                    raise PlanError(f"stage {s} is placed on ranks {owner[s]} and {r}: each stage lives on one rank")
+                owner[s] = r
+        if len(self.routes) != self.m:
+            raise PlanError(f"routes lists {len(self.routes)} micro-batches but m={self.m}")
+        chunk: dict[int, int] = {}
+        for i, route in enumerate(self.routes):
+            if not route:
+                raise PlanError(f"micro-batch {i} has an empty route")
+            for k, s in enumerate(route):
+                if s not in owner:
+                    raise PlanError(f"micro-batch {i}'s route names stage {s}, which no rank holds")
+                if chunk.setdefault(s, k) != k:
+                    raise PlanError(f"stage {s} sits at position {chunk[s]} on one route and {k} on another")
+        on_route = [set(route) for route in self.routes]
+        seen: dict[Op, int] = {}
+        for r, steps in enumerate(self.ranks):
+            for pos, step in enumerate(steps):
+                for op in ops_of(step):
+                    if op.kind not in KINDS:
+                        raise PlanError(f"rank {r} step {pos}: unknown op kind {op.kind!r} (allowed: F, B, W)")
+                    if not 0 <= op.mb < self.m:
+                        raise PlanError(f"rank {r} step {pos}: {op} names micro-batch {op.mb}, allowed 0..{self.m - 1}")
+                    if op.stage not in owner:
+                        raise PlanError(f"rank {r} step {pos}: {op} names unknown stage {op.stage} "
+                                        f"(known: {sorted(owner)})")
+                    if owner[op.stage] != r:
+                        raise PlanError(f"rank {r} step {pos}: {op} runs on rank {r} but stage {op.stage} "
+                                        f"is placed on rank {owner[op.stage]}")
+                    if op.stage not in on_route[op.mb]:
+                        raise PlanError(f"rank {r} step {pos}: {op}: micro-batch {op.mb} does not pass stage {op.stage}")
+                    if op in seen:
+                        raise PlanError(f"duplicate op {op}: rank {r} runs it at steps {seen[op]} and {pos}")
+                    seen[op] = pos
+                    local = {"B": "F", "W": "B"}.get(op.kind)
+                    if local and Op(local, op.mb, op.stage) not in seen:
+                        raise PlanError(f"rank {r} step {pos}: {op} comes before its own "
+                                        f"{Op(local, op.mb, op.stage)} on the same rank")
+        for op in self.required_ops():
+            if op not in seen:
+                raise PlanError(f"missing op {op}: rank {owner[op.stage]} never runs it")
+        return self
+
+
+def plan_from_orders(orders: Iterable[Iterable[Step]], m: int, **kw) -> Plan:
+    """Build a plan from per-rank iterables of ops (what schedule functions produce)."""
+    return Plan([list(o) for o in orders], m, **kw)
