@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence, Union
 
 KINDS = ("F", "B", "W")
+KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 
 
 class PlanError(ValueError):
@@ -141,7 +142,11 @@ class Plan:
     @property
     def split_backward(self) -> bool:
         """True when backward is split into B (input gradient) and W (weight gradient)."""
-        return any(op.kind == "W" for ops in self.ranks for step in ops for op in ops_of(step))
+        for steps in self.ranks:
+            for st in steps:
+                if (st.kind == "W") if type(st) is Op else (st.second.kind == "W" or st.first.kind == "W"):
+                    return True
+        return False
 
     def rank_of_stage(self) -> dict[int, int]:
         return {s: r for r, stages in enumerate(self.placement) for s in stages}
@@ -149,6 +154,26 @@ class Plan:
     def chunk_of_stage(self) -> dict[int, int]:
         """The model chunk each stage computes: its position along the routes that use it."""
         return {s: k for route in self.routes for k, s in enumerate(route)}
+
+    def route_links(self) -> tuple[list[int], list[list[int]], list[list[int]], list[bytearray]]:
+        """Per distinct route: the stage before and after each stage (-1 where none) and a membership mask.
+
+        Returns (route id of each micro-batch, prev[id][stage], next[id][stage], on_route[id][stage])."""
+        ids: dict[tuple, int] = {}
+        route_id = [ids.setdefault(tuple(route), len(ids)) for route in self.routes]
+        S = self.num_stages
+        prev, nxt, masks = [], [], []
+        for route in ids:
+            before, after, mask = [-1] * S, [-1] * S, bytearray(S)
+            for a, b in zip(route, route[1:]):
+                after[a], before[b] = b, a
+            for s in route:
+                if 0 <= s < S:
+                    mask[s] = 1
+            prev.append(before)
+            nxt.append(after)
+            masks.append(mask)
+        return route_id, prev, nxt, masks
 
     def required_ops(self) -> list[Op]:
         """Every op the plan must contain exactly once."""
@@ -212,13 +237,8 @@ class Plan:
         return plan
 
     # ---- validation ------------------------------------------------------------------------------
-    def validate(self) -> "Plan":
-        """Raise PlanError naming the first violation; return self when the plan is well formed.
-
-        Checks: placement holds each stage once; routes name known stages; every op sits on the rank that
-        holds its stage; each required op appears exactly once; a rank never runs W before its own B or B
-        before its own F.  Cross-rank ordering problems (cycles) are found by simulate() as deadlocks.
-        """
+    def validate_structure(self) -> dict[int, int]:
+        """Check placement and routes (not the ops); return {stage: rank}."""
         if self.p < 1:
             raise PlanError("a plan needs at least one rank")
         if self.m < 1:
@@ -236,7 +256,10 @@ class Plan:
         if len(self.routes) != self.m:
             raise PlanError(f"routes lists {len(self.routes)} micro-batches but m={self.m}")
         chunk: dict[int, int] = {}
+        distinct: dict[tuple, int] = {}          # m routes are usually a handful of distinct ones
         for i, route in enumerate(self.routes):
+            distinct.setdefault(tuple(route), i)
+        for route, i in distinct.items():
             if not route:
                 raise PlanError(f"micro-batch {i} has an empty route")
             for k, s in enumerate(route):
@@ -244,34 +267,54 @@ class Plan:
                     raise PlanError(f"micro-batch {i}'s route names stage {s}, which no rank holds")
                 if chunk.setdefault(s, k) != k:
                     raise PlanError(f"stage {s} sits at position {chunk[s]} on one route and {k} on another")
-        on_route = [set(route) for route in self.routes]
-        seen: dict[Op, int] = {}
+        return owner
+
+    def validate(self) -> "Plan":
+        """Raise PlanError naming the first violation; return self when the plan is well formed.
+
+        Checks: placement holds each stage once; routes name known stages; every op sits on the rank that
+        holds its stage; each required op appears exactly once; a rank never runs W before its own B or B
+        before its own F.  Cross-rank ordering problems (cycles) are found by simulate() as deadlocks.
+        """
+        owner = self.validate_structure()
+        # Per-op checks with integer keys (mb, stage, kind) -> (mb*S + stage)*3 + kind: plans reach 10^5+ ops.
+        S, m = self.num_stages, self.m
+        owner_of = [owner.get(s, -1) for s in range(S)]
+        route_id, _, _, on_route = self.route_links()
+        seen = bytearray(m * S * 3)
+        count, split = 0, False
         for r, steps in enumerate(self.ranks):
             for pos, step in enumerate(steps):
-                for op in ops_of(step):
-                    if op.kind not in KINDS:
+                for op in (step.ops if type(step) is Overlap else (step,)):
+                    k = KIND_INDEX.get(op.kind)
+                    mb, s = op.mb, op.stage
+                    if k is None:
                         raise PlanError(f"rank {r} step {pos}: unknown op kind {op.kind!r} (allowed: F, B, W)")
-                    if not 0 <= op.mb < self.m:
-                        raise PlanError(f"rank {r} step {pos}: {op} names micro-batch {op.mb}, allowed 0..{self.m - 1}")
-                    if op.stage not in owner:
-                        raise PlanError(f"rank {r} step {pos}: {op} names unknown stage {op.stage} "
-                                        f"(known: {sorted(owner)})")
-                    if owner[op.stage] != r:
-                        raise PlanError(f"rank {r} step {pos}: {op} runs on rank {r} but stage {op.stage} "
-                                        f"is placed on rank {owner[op.stage]}")
-                    if op.stage not in on_route[op.mb]:
-                        raise PlanError(f"rank {r} step {pos}: {op}: micro-batch {op.mb} does not pass stage {op.stage}")
-                    if op in seen:
-                        raise PlanError(f"duplicate op {op}: rank {r} runs it at steps {seen[op]} and {pos}")
-                    seen[op] = pos
-                    local = {"B": "F", "W": "B"}.get(op.kind)
-                    if local and Op(local, op.mb, op.stage) not in seen:
+                    if not 0 <= mb < m:
+                        raise PlanError(f"rank {r} step {pos}: {op} names micro-batch {mb}, allowed 0..{m - 1}")
+                    if not 0 <= s < S or owner_of[s] < 0:
+                        raise PlanError(f"rank {r} step {pos}: {op} names unknown stage {s} (known: {sorted(owner)})")
+                    if owner_of[s] != r:
+                        raise PlanError(f"rank {r} step {pos}: {op} runs on rank {r} but stage {s} "
+                                        f"is placed on rank {owner_of[s]}")
+                    if not on_route[route_id[mb]][s]:
+                        raise PlanError(f"rank {r} step {pos}: {op}: micro-batch {mb} does not pass stage {s}")
+                    key = (mb * S + s) * 3 + k
+                    if seen[key]:
+                        first = next(i for i, st in enumerate(steps) if op in ops_of(st))
+                        raise PlanError(f"duplicate op {op}: rank {r} runs it at steps {first} and {pos}")
+                    if k and not seen[key - 1]:
                         raise PlanError(f"rank {r} step {pos}: {op} comes before its own "
-                                        f"{Op(local, op.mb, op.stage)} on the same rank")
+                                        f"{Op(KINDS[k - 1], mb, s)} on the same rank")
+                    seen[key] = 1
+                    count += 1
+                    split = split or k == 2
+        if count == sum(map(len, self.routes)) * (3 if split else 2):
+            return self
         for op in self.required_ops():
-            if op not in seen:
+            if not seen[(op.mb * S + op.stage) * 3 + KIND_INDEX[op.kind]]:
                 raise PlanError(f"missing op {op}: rank {owner[op.stage]} never runs it")
-        return self
+        raise AssertionError("unreachable: op count mismatch without a missing op")
 
 
 def plan_from_orders(orders: Iterable[Iterable[Step]], m: int, **kw) -> Plan:

@@ -1,9 +1,17 @@
 """Event-driven simulation of a Plan under Costs.
 
 Each rank runs its steps in order, each as soon as the rank is free and the step's inputs have arrived
-(producer end + ``comm`` when the producer sits on another rank).  Time advances by completion events from a
-priority queue; durations are floats.  Every step starts at most once, so a run ends after at most one event per
-step: a plan that cannot finish is reported as a deadlock naming what each stuck rank waits for.
+(producer end + ``comm`` when the producer sits on another rank); durations are floats, there are no ticks.
+
+Events are kept in a priority queue ordered by time: an event (t, r) says rank r may go on from time t.  The
+rank popped runs its steps until one needs an input that is not computed yet; it then parks on that input, and
+the step that computes it queues a new event for the rank.  Every step is computed once and each park needs a
+new step to end it, so the loop ends after at most one event per step: a plan that cannot finish leaves ranks
+parked, and is reported as a deadlock naming what each one waits for.
+
+Plans reach 10^5 ops, so the loop works on integer keys, (mb * S + stage) * 3 + kind, and checks each op
+cheaply as it runs; on any anomaly (a bad op, a duplicate, a missing op, a stall) it asks Plan.validate() for the
+precise message first, so a malformed plan is reported as malformed, never as a deadlock.
 
 This module must not import torch: the CLI and the notebooks import it on every start.
 """
@@ -13,8 +21,8 @@ from __future__ import annotations
 import heapq
 
 from .costs import Costs
-from .plan import Op, Plan, PlanError, ops_of
-from .timeline import Span, Timeline
+from .plan import KIND_INDEX, KINDS, Op, Plan, PlanError, ops_of
+from .timeline import Timeline
 
 
 class DeadlockError(PlanError):
@@ -25,92 +33,123 @@ class DeadlockError(PlanError):
         self.waits = waits
 
 
-def simulate(plan: Plan, costs: Costs | None = None, *, validate: bool = True) -> Timeline:
+class _Malformed(Exception):
+    """Raised inside the loop when an op fails a cheap check; Plan.validate() then names the violation."""
+
+
+def simulate(plan: Plan, costs: Costs | None = None) -> Timeline:
     """Simulate ``plan``; return its Timeline.  Raises PlanError for a malformed plan, DeadlockError when stuck."""
     costs = costs or Costs()
-    if validate:
-        plan.validate()
+    try:
+        return _run(plan, costs)
+    except (_Malformed, LookupError, TypeError, AttributeError):
+        plan.validate()   # raises PlanError naming the first violation
+        raise
+
+
+def _run(plan: Plan, costs: Costs) -> Timeline:
+    plan.validate_structure()
     table = costs.stage_tables(plan)
-    rank_of = plan.rank_of_stage()
-    m, S = plan.m, plan.num_stages
-    kind_index = {"F": 0, "B": 1, "W": 2}
+    P, m, S = plan.p, plan.m, plan.num_stages
+    owner = [-1] * S
+    for s, r in plan.rank_of_stage().items():
+        owner[s] = r
+    route_id, prev_of, next_of, on_route = plan.route_links()
+    scale = [costs.scale(i) for i in range(m)]
+    dur_of = [[table[k].get(s, 0.0) for s in range(S)] for k in KINDS]
+    comm, overlap = costs.comm, costs.overlap
+    ranks = plan.ranks
 
-    def key(op: Op) -> int:
-        return (op.mb * S + op.stage) * 3 + kind_index[op.kind]
+    done: list[float | None] = [None] * (m * S * 3)   # end time of each op once it is scheduled
+    waiting: dict[int, list[int]] = {}                 # op key -> ranks blocked on it
+    pos = [0] * P
+    free = [0.0] * P
+    starts: list[list[float]] = [[] for _ in range(P)]
+    ends: list[list[float]] = [[] for _ in range(P)]
+    events = [(0.0, r) for r in range(P)]              # (time, rank): rank r may proceed from `time` on
+    pop, push = heapq.heappop, heapq.heappush
 
-    # Compile each rank's steps into (duration, [(dep key, latency)], [produced keys]).
-    compiled = []
-    for r, steps in enumerate(plan.ranks):
-        rows = []
-        for step in steps:
-            ops = ops_of(step)
-            dur = sum(table[op.kind][op.stage] * costs.scale(op.mb) for op in ops)
-            if len(ops) > 1:
-                dur *= costs.overlap
-            deps = [(key(d), costs.comm if rank_of[d.stage] != r else 0.0)
-                    for op in ops for d in plan.dependencies(op)]
-            rows.append((dur, deps, [key(op) for op in ops]))
-        compiled.append(rows)
-
-    done: list[float | None] = [None] * (m * S * 3)
-    waiting: dict[int, list[int]] = {}
-    pos = [0] * plan.p
-    free = [0.0] * plan.p
-    spans: list[list[Span]] = [[] for _ in range(plan.p)]
-    events: list[tuple[float, int, int]] = []
-    seq = 0
-
-    def try_start(r: int) -> None:
-        nonlocal seq
-        dur, deps, _ = compiled[r][pos[r]]
-        start = free[r]
-        for k, lat in deps:
-            t = done[k]
-            if t is None:
-                waiting.setdefault(k, []).append(r)
-                return
-            t += lat
-            if t > start:
-                start = t
-        end = start + dur
-        spans[r].append(Span(r, start, end, plan.ranks[r][pos[r]]))
-        seq += 1
-        heapq.heappush(events, (end, seq, r))
-
-    for r in range(plan.p):
-        if compiled[r]:
-            try_start(r)
     while events:
-        end, _, r = heapq.heappop(events)
-        free[r] = end
-        for k in compiled[r][pos[r]][2]:
-            done[k] = end
-            for w in waiting.pop(k, ()):
-                try_start(w)
-        pos[r] += 1
-        if pos[r] < len(compiled[r]):
-            try_start(r)
+        _, r = pop(events)
+        steps, i, n, t_free = ranks[r], pos[r], len(ranks[r]), free[r]
+        add_start, add_end = starts[r].append, ends[r].append
+        while i < n:                                       # run rank r until a step waits for a missing input
+            step = steps[i]
+            ops = (step,) if type(step) is Op else step.ops
+            start, dur, missing = t_free, 0.0, -1
+            for op in ops:
+                mb, s, k = op.mb, op.stage, KIND_INDEX[op.kind]
+                if not (0 <= mb < m and 0 <= s < S and owner[s] == r):
+                    raise _Malformed
+                rid = route_id[mb]
+                if not on_route[rid][s]:
+                    raise _Malformed
+                key = (mb * S + s) * 3 + k
+                if done[key] is not None:
+                    raise _Malformed                           # duplicate op
+                if k:                                          # B and W first need their own F / B
+                    t = done[key - 1]
+                    if t is None:
+                        missing = key - 1
+                        break
+                    if t > start:
+                        start = t
+                    q = next_of[rid][s] if k == 1 else -1   # B waits for B of the next stage
+                    dep = (mb * S + q) * 3 + 1 if q >= 0 else -1
+                else:                                          # F waits for F of the previous stage
+                    q = prev_of[rid][s]
+                    dep = (mb * S + q) * 3 if q >= 0 else -1
+                if dep >= 0:
+                    t = done[dep]
+                    if t is None:
+                        missing = dep
+                        break
+                    if owner[q] != r:
+                        t += comm
+                    if t > start:
+                        start = t
+                dur += dur_of[k][s] * scale[mb]
+            if missing >= 0:
+                waiting.setdefault(missing, []).append(r)
+                break
+            if len(ops) == 1:
+                keys = (key,)
+            else:
+                keys = [(op.mb * S + op.stage) * 3 + KIND_INDEX[op.kind] for op in ops]
+                dur *= overlap
+            t_free = start + dur
+            add_start(start)
+            add_end(t_free)
+            for key in keys:
+                done[key] = t_free
+                if key in waiting:
+                    for w in waiting.pop(key):
+                        push(events, (t_free, w))          # its input arrives no earlier than t_free
+            i += 1
+        pos[r], free[r] = i, t_free
+    executed = len(done) - done.count(None)
 
-    if any(pos[r] < len(compiled[r]) for r in range(plan.p)):
-        raise _deadlock(plan, pos, done, key)
-    return Timeline.from_spans(plan, spans, table["act"])
+    split = any(t is not None for t in done[2::3])
+    required = sum(map(len, plan.routes)) * (3 if split else 2)
+    if executed != required or any(pos[r] < len(ranks[r]) for r in range(P)):
+        plan.validate()                                    # a malformed plan is reported as such first
+        raise _deadlock(plan, pos, done)
+    return Timeline(P, starts, ends, [list(st) for st in ranks], table["act"],
+                    release="W" if split else "B", name=plan.name)
 
 
-def _deadlock(plan: Plan, pos: list[int], done: list, key) -> DeadlockError:
+def _deadlock(plan: Plan, pos: list[int], done: list) -> DeadlockError:
+    S = plan.num_stages
     where = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
     waits, parts = {}, []
     for r, steps in enumerate(plan.ranks):
         if pos[r] == len(steps):
             continue
         step = steps[pos[r]]
-        missing = next(d for op in ops_of(step) for d in plan.dependencies(op) if done[key(d)] is None)
+        missing = next(d for op in ops_of(step) for d in plan.dependencies(op)
+                       if done[(d.mb * S + d.stage) * 3 + KIND_INDEX[d.kind]] is None)
         waits[r] = (str(step), str(missing))
-        if missing not in where:
-            held = "no rank runs it"
-        else:
-            owner, at = where[missing]
-            held = f"rank {owner}'s step {at}" if owner != r else f"its own later step {at}"
+        owner, at = where[missing]
+        held = f"rank {owner}'s step {at}" if owner != r else f"its own later step {at}"
         parts.append(f"rank {r} waits at {step} (step {pos[r]}) for {missing} ({held})")
-    done_steps = sum(pos)
-    total = sum(len(s) for s in plan.ranks)
-    return DeadlockError(f"deadlock after {done_steps}/{total} steps: " + "; ".join(parts), waits)
+    return DeadlockError(f"deadlock after {sum(pos)}/{sum(map(len, plan.ranks))} steps: " + "; ".join(parts), waits)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from .plan import Op, Plan, Step, ops_of
+from .plan import Op, Plan, Step
 
 
 class Span(NamedTuple):
@@ -16,67 +15,82 @@ class Span(NamedTuple):
     step: Step   # an Op, or an Overlap of two ops
 
 
-@dataclass
 class Timeline:
-    """Spans per rank (in execution order) plus memory over time.
+    """What each rank ran and when: simulated (time in cost units) or measured (seconds).
 
-    ``memory[r]`` is a step function [(time, live activations), ...] for rank r; units are one micro-batch's
-    activations on one rank's share of the model (so 1F1B's first stage peaks at p).
-    ``unit`` names the time axis: "cost units" for simulations, "s" for measured runs.
+    Stored as columns per rank (``starts[r]``, ``ends[r]``, ``steps[r]``, in execution order) because simulations
+    reach 10^5 ops; ``spans[r]`` gives the same as Span tuples.  ``memory[r]`` is a step function
+    [(time, live activations), ...]: a micro-batch's activations on a stage are allocated when its F starts and
+    freed when its backward completes (the full backward, or W when B and W are split); units are one
+    micro-batch's activations on one rank's share of the model, so 1F1B's first stage peaks at p.
     """
 
-    p: int
-    spans: list[list[Span]]
-    memory: list[list[tuple[float, float]]]
-    name: str = ""
-    unit: str = "cost units"
-    meta: dict = field(default_factory=dict)
+    def __init__(self, p: int, starts: list[list[float]], ends: list[list[float]], steps: list[list[Step]],
+                 act: dict[int, float], release: str = "B", name: str = "", unit: str = "cost units",
+                 meta: dict | None = None):
+        self.p, self.starts, self.ends, self.steps = p, starts, ends, steps
+        self.act, self.release, self.name, self.unit = act, release, name, unit
+        self.meta = meta or {}
 
     @classmethod
     def from_spans(cls, plan: Plan, spans: list[list[Span]], act: dict[int, float] | None = None,
-                   name: str | None = None, unit: str = "cost units") -> "Timeline":
-        """Build a timeline from per-rank spans; memory follows the activation rule below.
-
-        A micro-batch's activations on a stage are allocated when its F starts and freed when its backward
-        completes: the full backward, or W when the plan splits B and W.
-        """
+                   name: str | None = None, unit: str = "s", meta: dict | None = None) -> "Timeline":
+        """Build a timeline from per-rank spans (e.g. measured by the live runtime)."""
         if act is None:
             act = {s: plan.p / plan.chunks for s in plan.chunk_of_stage()}
-        release = "W" if plan.split_backward else "B"
-        memory = []
-        for rank_spans in spans:
+        return cls(plan.p, [[sp.start for sp in rs] for rs in spans], [[sp.end for sp in rs] for rs in spans],
+                   [[sp.step for sp in rs] for rs in spans], act, "W" if plan.split_backward else "B",
+                   name if name is not None else plan.name, unit, meta)
+
+    @cached_property
+    def spans(self) -> list[list[Span]]:
+        return [list(map(Span, [r] * len(self.steps[r]), self.starts[r], self.ends[r], self.steps[r]))
+                for r in range(self.p)]
+
+    @cached_property
+    def memory(self) -> list[list[tuple[float, float]]]:
+        act, release, memory = self.act, self.release, []
+        for starts, ends, steps in zip(self.starts, self.ends, self.steps):
             level, points = 0.0, [(0.0, 0.0)]
-            for sp in rank_spans:
-                ops = ops_of(sp.step)
-                grow = sum(act[op.stage] for op in ops if op.kind == "F")
-                if grow:
-                    level += grow
-                    points.append((sp.start, level))
-                shrink = sum(act[op.stage] for op in ops if op.kind == release)
-                if shrink:
-                    level -= shrink
-                    points.append((sp.end, level))
+            add = points.append
+            for start, end, step in zip(starts, ends, steps):
+                if type(step) is Op:                      # the common case, kept fast
+                    if step.kind == "F":
+                        level += act[step.stage]
+                        add((start, level))
+                    elif step.kind == release:
+                        level -= act[step.stage]
+                        add((end, level))
+                    continue
+                for op in step.ops:                       # an overlapped pair: allocate first, free at the end
+                    if op.kind == "F":
+                        level += act[op.stage]
+                        add((start, level))
+                for op in step.ops:
+                    if op.kind == release:
+                        level -= act[op.stage]
+                        add((end, level))
             memory.append(points)
-        return cls(plan.p, spans, memory, name or plan.name, unit)
+        return memory
 
     # ---- metrics ---------------------------------------------------------------------------------
     @cached_property
     def start(self) -> float:
-        return min((rs[0].start for rs in self.spans if rs), default=0.0)
+        return min((st[0] for st in self.starts if st), default=0.0)
 
     @cached_property
     def makespan(self) -> float:
         """From the first start to the last end over all ranks."""
-        return max((rs[-1].end for rs in self.spans if rs), default=0.0) - self.start
+        return max((max(en) for en in self.ends if en), default=self.start) - self.start
 
     @cached_property
     def busy(self) -> list[float]:
-        return [sum(sp.end - sp.start for sp in rs) for rs in self.spans]
+        return [sum(en) - sum(st) for st, en in zip(self.starts, self.ends)]
 
     @cached_property
     def idle(self) -> list[float]:
         """Idle time inside each rank's own window (first start to last end), as the zero-bubble paper counts."""
-        return [(rs[-1].end - rs[0].start - b) if rs else 0.0 for rs, b in zip(self.spans, self.busy)]
+        return [(max(en) - st[0] - b) if st else 0.0 for st, en, b in zip(self.starts, self.ends, self.busy)]
 
     @cached_property
     def bubble_ratio(self) -> float:
@@ -90,7 +104,7 @@ class Timeline:
 
     def ops(self, rank: int) -> list[str]:
         """The tokens rank ``rank`` ran, in order (compare with Plan.rank_tokens)."""
-        return [str(sp.step) for sp in self.spans[rank]]
+        return [str(step) for step in self.steps[rank]]
 
     def summary(self) -> dict:
         """The metrics as plain JSON-ready values."""

@@ -1,0 +1,164 @@
+"""Figures for timelines: Gantt charts, memory over time, bubble curves, and an ASCII timeline for terminals.
+
+One colour per op kind everywhere; a rank's row is drawn on a grey band so idle time shows as grey.
+Chunks of a rank holding several stages are told apart by shade (earlier chunk darker).
+matplotlib is imported lazily so that the CLI's text output does not pay for it.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .plan import ops_of
+from .timeline import Timeline
+
+COLORS = {"F": "#4C72B0", "B": "#55A868", "W": "#DD8452", "F&B": "#8172B3"}
+IDLE = "#E5E5E5"
+
+
+def _kind(step) -> str:
+    ops = ops_of(step)
+    return "F&B" if len(ops) > 1 else ops[0].kind
+
+
+def _shade(color: str, k: int, n: int) -> tuple:
+    from matplotlib.colors import to_rgb
+    t = 0.55 * k / max(n - 1, 1)          # later chunks lighter
+    return tuple(c + (1 - c) * t for c in to_rgb(color))
+
+
+def _chunks(tl: Timeline) -> tuple[dict, int]:
+    stages = sorted({op.stage for rs in tl.spans for sp in rs for op in ops_of(sp.step)})
+    per_rank = max((len({op.stage for sp in rs for op in ops_of(sp.step)}) for rs in tl.spans), default=1)
+    order = {}
+    for rs in tl.spans:
+        mine = sorted({op.stage for sp in rs for op in ops_of(sp.step)})
+        order.update({s: i for i, s in enumerate(mine)})
+    return ({s: order.get(s, 0) for s in stages}, per_rank)
+
+
+def gantt(tl: Timeline, ax=None, title: str | None = None, labels: bool = True):
+    """Draw ``tl`` as one row per rank (rank 0 on top); return the Axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(16, 4 + tl.makespan * 0.25), 0.5 + 0.45 * tl.p))
+    chunk, nchunks = _chunks(tl)
+    t0, span_total = tl.start, tl.makespan
+    for r, rs in enumerate(tl.spans):
+        y = tl.p - 1 - r
+        ax.barh(y, span_total, left=0, height=0.8, color=IDLE, edgecolor="none")
+        for sp in rs:
+            kind = _kind(sp.step)
+            first = ops_of(sp.step)[0]
+            color = _shade(COLORS[kind], chunk.get(first.stage, 0), nchunks)
+            ax.barh(y, sp.end - sp.start, left=sp.start - t0, height=0.8, color=color, edgecolor="white", linewidth=0.5)
+            if labels and (sp.end - sp.start) >= 0.025 * span_total:
+                text = "/".join(str(op.mb) for op in ops_of(sp.step))
+                ax.text((sp.start + sp.end) / 2 - t0, y, text, ha="center", va="center", fontsize=7, color="white")
+    ax.set_yticks(range(tl.p))
+    ax.set_yticklabels([f"rank {r}" for r in reversed(range(tl.p))])
+    ax.set_xlim(0, span_total if span_total > 0 else 1)
+    ax.set_xlabel(f"time ({tl.unit})")
+    kinds = sorted({_kind(sp.step) for rs in tl.spans for sp in rs}, key=list(COLORS).index)
+    full = kinds and "W" not in kinds and "B" in kinds
+    names = {"F": "F forward", "B": "B backward (B+W)" if full else "B input grad", "W": "W weight grad",
+             "F&B": "F&B overlapped"}
+    handles = [Patch(color=COLORS[k], label=names[k]) for k in kinds] + [Patch(color=IDLE, label="idle")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    ax.set_title(title if title is not None else
+                 f"{tl.name}: makespan {tl.makespan:.4g} {tl.unit}, bubble {tl.bubble_ratio:.1%}", fontsize=10)
+    return ax
+
+
+def memory(tl: Timeline, ax=None, title: str | None = None):
+    """Live activations per rank over time (units: one micro-batch on one rank's share)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3))
+    end = tl.start + tl.makespan
+    for r, pts in enumerate(tl.memory):
+        xs = [max(t, tl.start) - tl.start for t, _ in pts] + [end - tl.start]
+        ys = [v for _, v in pts] + [pts[-1][1]]
+        ax.step(xs, ys, where="post", label=f"rank {r} (peak {tl.peak_activations[r]:g})")
+    ax.set_xlabel(f"time ({tl.unit})")
+    ax.set_ylabel("live activations")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title(title if title is not None else f"{tl.name}: activation memory", fontsize=10)
+    return ax
+
+
+def compare(timelines: Sequence[Timeline], titles: Sequence[str] | None = None, memory_too: bool = False):
+    """Gantt charts stacked on one shared time axis (and memory beside them); return the Figure."""
+    import matplotlib.pyplot as plt
+
+    n = len(timelines)
+    longest = max(t.makespan for t in timelines)
+    heights = [0.6 + 0.45 * t.p for t in timelines]
+    cols = 2 if memory_too else 1
+    fig, axes = plt.subplots(n, cols, figsize=(min(16, 5 + longest * 0.25) + (5 if memory_too else 0), sum(heights)),
+                             squeeze=False, gridspec_kw={"height_ratios": heights})
+    for i, tl in enumerate(timelines):
+        gantt(tl, ax=axes[i][0], title=titles[i] if titles else None)
+        axes[i][0].set_xlim(0, longest)
+        if memory_too:
+            memory(tl, ax=axes[i][1])
+    fig.tight_layout()
+    return fig
+
+
+def bubble_curves(ps: Sequence[int] = (2, 4, 8, 16), ms: Sequence[int] = tuple(range(1, 65)), v: int = 1,
+                  ax=None, highlight: tuple[int, int] | None = None):
+    """Bubble ratio (p-1)/(v*m+p-1) against m for several p (the closed form)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    for p in ps:
+        ax.plot(list(ms), [(p - 1) / (v * m + p - 1) for m in ms], label=f"p={p}")
+    if highlight:
+        p, m = highlight
+        ax.plot([m], [(p - 1) / (v * m + p - 1)], "ko")
+        ax.annotate(f"p={p}, m={m}: {(p - 1) / (v * m + p - 1):.1%}", (m, (p - 1) / (v * m + p - 1)),
+                    textcoords="offset points", xytext=(8, 8), fontsize=8)
+    ax.set_xlabel("micro-batches m")
+    ax.set_ylabel("bubble ratio")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.set_title("bubble = (p-1)/(" + ("v*" if v != 1 else "") + "m+p-1)", fontsize=10)
+    return ax
+
+
+# ---- terminal ------------------------------------------------------------------------------------
+_GLYPHS = {"F": "0123456789", "B": "abcdefghijklmnopqrstuvwxyz", "W": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+
+
+def ascii_timeline(tl: Timeline, max_width: int = 160) -> str:
+    """One line per rank; F shows the micro-batch digit, B a lower-case letter, W an upper-case letter (mod 10/26),
+    an overlapped F&B '#', idle '.'.  One character per cost unit when it fits, coarser otherwise."""
+    durations = [sp.end - sp.start for rs in tl.spans for sp in rs if sp.end > sp.start]
+    if not durations:
+        return "\n".join(f"rank {r} ||" for r in range(tl.p))
+    shortest = min(durations)
+    scale = 1.0 / shortest if shortest < 1 else 1.0          # chars per time unit: shortest op gets >= 1 char
+    scale = min(scale, max_width / tl.makespan)
+    width = max(1, round(tl.makespan * scale))
+    lines = []
+    for r, rs in enumerate(tl.spans):
+        row = ["."] * width
+        for sp in rs:
+            a = round((sp.start - tl.start) * scale)
+            b = max(a + 1, round((sp.end - tl.start) * scale))
+            kind = _kind(sp.step)
+            op = ops_of(sp.step)[0]
+            glyph = "#" if kind == "F&B" else _GLYPHS[kind][op.mb % len(_GLYPHS[kind])]
+            for c in range(a, min(b, width)):
+                row[c] = glyph
+        lines.append(f"rank {r} |{''.join(row)}|")
+    per = 1 / scale
+    legend = (f"{tl.name}: makespan {tl.makespan:g} {tl.unit}, bubble {tl.bubble_ratio:.1%}, "
+              f"peak activations {[round(x, 3) for x in tl.peak_activations]}; "
+              f"1 char = {per:g} {tl.unit}; F=0-9, B=a-z, W=A-Z (micro-batch), F&B=#, idle=.")
+    return "\n".join(lines + [legend])

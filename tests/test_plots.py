@@ -1,0 +1,42 @@
+"""Figures: Gantt, memory, bubble curves and the ASCII timeline draw what the timeline says."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from course.costs import Costs  # noqa: E402
+from course.plots import COLORS, ascii_timeline, bubble_curves, compare, gantt, memory  # noqa: E402
+from course.schedules import build  # noqa: E402
+from course.sim import simulate  # noqa: E402
+
+
+def test_gantt_draws_one_bar_per_span_in_the_kind_colour():
+    tl = simulate(build("1f1b", 3, 4))
+    ax = gantt(tl)
+    bars = [p for p in ax.patches if p.get_width() < tl.makespan]       # the grey idle bands span everything
+    assert len(bars) == sum(len(s) for s in tl.spans)
+    colours = {matplotlib.colors.to_hex(p.get_facecolor()) for p in bars}
+    assert colours == {COLORS["F"].lower(), COLORS["B"].lower()}
+    assert "bubble 33.3%" in ax.get_title()
+    assert ax.get_xlabel() == "time (cost units)"
+
+
+def test_memory_plot_and_compare():
+    tl = simulate(build("gpipe", 2, 3))
+    ax = memory(tl)
+    assert len(ax.get_lines()) == 2 and "peak 3" in ax.get_legend().get_texts()[0].get_text()
+    fig = compare([tl, simulate(build("1f1b", 2, 3))], memory_too=True)
+    assert len(fig.axes) == 4
+
+
+def test_bubble_curves_follow_the_formula():
+    ax = bubble_curves(ps=(4,), ms=(4, 8, 16))
+    (line,) = ax.get_lines()
+    assert [round(y, 3) for y in line.get_ydata()] == [0.429, 0.273, 0.158]
+
+
+def test_ascii_scales_float_durations():
+    tl = simulate(build("1f1b", 2, 2), Costs(f=0.5, b=0.5, w=0.5))
+    text = ascii_timeline(tl)
+    assert text.splitlines()[:2] == ["rank 0 |01..aa.bb|", "rank 1 |.0aa1bb..|"]
+    assert "1 char = 0.5 cost units" in text

@@ -1,0 +1,157 @@
+"""The event-driven simulator: the seed chapter's figures, properties over random plans, deadlocks."""
+
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from course.costs import Costs
+from course.plan import Op, Overlap, Plan, PlanError
+from course.schedules import build
+from course.sim import DeadlockError, simulate
+
+TEXTBOOK = Costs(f=1, b=1, w=1)          # full backward = b + w = 2 = 2F, the seed chapter's setting
+
+
+@pytest.mark.parametrize("name,peak", [("gpipe", [8, 8, 8, 8]), ("1f1b", [4, 3, 2, 1])])
+def test_seed_chapter_figures(name, peak):
+    tl = simulate(build(name, 4, 8), TEXTBOOK)
+    assert tl.makespan == 33
+    assert round(tl.bubble_ratio, 3) == 0.273
+    assert tl.peak_activations == peak
+    assert tl.busy == [24, 24, 24, 24]
+
+
+@pytest.mark.parametrize("m,bubble", [(4, 0.429), (8, 0.273), (16, 0.158), (32, 0.086)])
+def test_bubble_shrinks_with_m_as_the_formula_says(m, bubble):
+    tl = simulate(build("1f1b", 4, m), TEXTBOOK)
+    assert round(tl.bubble_ratio, 3) == bubble
+    assert tl.bubble_ratio == pytest.approx(3 / (m + 3))
+
+
+def test_equal_forward_and_backward():
+    assert simulate(build("1f1b", 4, 8), Costs(f=1, b=0.5, w=0.5)).makespan == 22
+
+
+def test_1f1b_order_and_idle_inside_each_window():
+    plan = build("1f1b", 4, 8)
+    assert " ".join(plan.rank_tokens(0)) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7"
+    tl = simulate(plan, TEXTBOOK)
+    assert tl.idle == [9, 6, 3, 0]        # (p-1)(F+B+W) on rank 0, the zero-bubble paper's quantity
+    assert tl.ops(3)[:4] == ["F0.s3", "B0.s3", "F1.s3", "B1.s3"]
+
+
+def test_latency_and_uneven_stage_costs():
+    plan = build("1f1b", 2, 1)
+    # one micro-batch through two stages: F0, comm, F1, B1, comm, B0
+    tl = simulate(plan, Costs(f=[1, 3], b=[1, 1], w=[1, 1], comm=0.5))
+    assert tl.makespan == pytest.approx(1 + 0.5 + 3 + 2 + 0.5 + 2)
+    assert [sp.start for sp in tl.spans[1]] == [1.5, 4.5]
+
+
+def test_per_microbatch_scale_and_memory_units():
+    tl = simulate(build("gpipe", 2, 2), Costs(mb_scale=[1, 3], act=2))
+    assert tl.busy == [(1 + 3) + (2 + 6)] * 2      # F = 1 and backward = 2, scaled by 1 and 3
+    assert tl.peak_activations == [4, 4]  # two micro-batches of 2 units each
+
+
+def test_overlapped_pair_costs_overlap_times_f_plus_b():
+    plan = Plan([[Op("F", 0, 0), Overlap(Op("F", 1, 0), Op("B", 0, 0)), Op("B", 1, 0)]], 2)
+    assert simulate(plan, Costs()).makespan == 1 + 3 + 2
+    assert simulate(plan, Costs(overlap=0.5)).makespan == 1 + 1.5 + 2
+
+
+def test_deadlock_names_what_each_rank_waits_for():
+    # rank 0 waits for B0 from rank 1 before sending F1; rank 1 waits for F1 before doing B0
+    plan = Plan.parse("F0 B0 F1 B1\nF0 F1 B0 B1")
+    with pytest.raises(DeadlockError) as err:
+        simulate(plan)
+    msg = str(err.value)
+    assert msg == ("deadlock after 2/8 steps: rank 0 waits at B0.s0 (step 1) for B0.s1 (rank 1's step 2); "
+                   "rank 1 waits at F1.s1 (step 1) for F1.s0 (rank 0's step 2)")
+    assert err.value.waits == {0: ("B0.s0", "B0.s1"), 1: ("F1.s1", "F1.s0")}
+
+
+def test_a_pair_that_waits_on_itself_deadlocks():
+    plan = Plan([[Op("F", 0, 0), Overlap(Op("F", 1, 0), Op("B", 1, 0)), Op("B", 0, 0)]], 2)
+    with pytest.raises(DeadlockError, match=r"rank 0 waits at F1.s0&B1.s0 \(step 1\) for F1.s0"):
+        simulate(plan)
+
+
+def test_malformed_plan_is_reported_as_malformed_not_as_deadlock():
+    with pytest.raises(PlanError) as err:
+        simulate(Plan.parse("F0 B0 B0\nF0 B0"))
+    assert not isinstance(err.value, DeadlockError)
+    assert "duplicate op B0.s0" in str(err.value)
+    with pytest.raises(PlanError, match="missing op B1.s1"):
+        simulate(Plan.parse("F0 F1 B0 B1\nF0 F1 B0"))
+
+
+# ---- properties ---------------------------------------------------------------------------------
+costs_strategy = st.builds(
+    Costs,
+    f=st.floats(0.1, 5), b=st.floats(0.1, 5), w=st.floats(0.0, 5), comm=st.floats(0, 2))
+
+
+def critical_path(plan: Plan, costs: Costs) -> float:
+    """Longest dependency chain (data dependencies and latencies only, no rank serialisation)."""
+    table, rank_of = costs.stage_tables(plan), plan.rank_of_stage()
+    memo = {}
+
+    def finish(op):
+        if op not in memo:
+            ready = max((finish(d) + (costs.comm if rank_of[d.stage] != rank_of[op.stage] else 0)
+                         for d in plan.dependencies(op)), default=0.0)
+            memo[op] = ready + table[op.kind][op.stage] * costs.scale(op.mb)
+        return memo[op]
+    return max(finish(op) for op in plan.required_ops())
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["gpipe", "1f1b"]), p=st.integers(1, 6), m=st.integers(1, 12), costs=costs_strategy)
+def test_makespan_bounded_below_by_busy_and_critical_path(name, p, m, costs):
+    plan = build(name, p, m)
+    tl = simulate(plan, costs)
+    assert all(tl.makespan >= b - 1e-9 for b in tl.busy)
+    assert tl.makespan >= critical_path(plan, costs) - 1e-9
+    assert -1e-12 <= tl.bubble_ratio < 1
+    assert all(i >= -1e-9 for i in tl.idle)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["gpipe", "1f1b"]), p=st.integers(1, 8), m=st.integers(1, 16),
+       f=st.floats(0.1, 4), bw=st.floats(0.1, 4))
+def test_uniform_gpipe_and_1f1b_take_m_plus_p_minus_1_slots(name, p, m, f, bw):
+    tl = simulate(build(name, p, m), Costs(f=f, b=bw / 2, w=bw / 2))
+    assert tl.makespan == pytest.approx((m + p - 1) * (f + bw))
+    assert tl.bubble_ratio == pytest.approx((p - 1) / (m + p - 1))
+
+
+@settings(max_examples=80, deadline=None)
+@given(p=st.integers(1, 4), m=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
+def test_random_permutations_either_simulate_or_deadlock(p, m, seed):
+    rng = random.Random(seed)
+    plan = build("1f1b", p, m)
+    for ops in plan.ranks:
+        rng.shuffle(ops)
+    try:
+        plan.validate()
+    except PlanError as e:
+        assert "comes before its own" in str(e)     # a shuffle can only break the local F -> B order
+        with pytest.raises(PlanError):
+            simulate(plan)
+        return
+    try:
+        tl = simulate(plan)
+    except DeadlockError as e:
+        assert e.waits and all(r in range(p) for r in e.waits)
+    else:
+        assert sum(len(s) for s in tl.spans) == 2 * p * m
+
+
+def test_simulator_and_cli_do_not_import_torch():
+    import subprocess
+    import sys
+    code = ("import sys, course.sim, course.plots, course.cli; from course.cli import build_parser; build_parser(); "
+            "sys.exit('torch' in sys.modules or 'matplotlib' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
