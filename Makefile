@@ -24,5 +24,8 @@ check: $(STAMP)          ## every reference solution passes, every starter fails
 bench: $(STAMP)          ## benchmarks: ratios against anchors measured in the same run
 	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
 
+book: $(STAMP)           ## execute the chapters and render them to HTML in _book/
+	$(PY) -m course.book
+
 clean:
 	rm -rf $(VENV) _book .pytest_cache

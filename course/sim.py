@@ -56,7 +56,7 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
         owner[s] = r
     route_id, prev_of, next_of, on_route = plan.route_links()
     scale = [costs.scale(i) for i in range(m)]
-    dur_of = [[table[k].get(s, 0.0) for s in range(S)] for k in KINDS]
+    dur_f, dur_b, dur_w = ([table[k].get(s, 0.0) for s in range(S)] for k in KINDS)
     comm, overlap = costs.comm, costs.overlap
     ranks = plan.ranks
 
@@ -78,27 +78,37 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
             ops = (step,) if type(step) is Op else step.ops
             start, dur, missing = t_free, 0.0, -1
             for op in ops:
-                mb, s, k = op.mb, op.stage, KIND_INDEX[op.kind]
+                mb, s, kind = op.mb, op.stage, op.kind
                 if not (0 <= mb < m and 0 <= s < S and owner[s] == r):
                     raise _Malformed
                 rid = route_id[mb]
                 if not on_route[rid][s]:
                     raise _Malformed
-                key = (mb * S + s) * 3 + k
+                key = (mb * S + s) * 3
+                if kind == "F":                                # F waits for F of the previous stage
+                    q = prev_of[rid][s]
+                    dep = (mb * S + q) * 3 if q >= 0 else -1
+                    dur += dur_f[s] * scale[mb]
+                elif kind == "B":                              # B waits for its own F and B of the next stage
+                    key += 1
+                    q = next_of[rid][s]
+                    dep = (mb * S + q) * 3 + 1 if q >= 0 else -1
+                    dur += dur_b[s] * scale[mb]
+                elif kind == "W":                              # W waits for its own B
+                    key += 2
+                    dep = q = -1
+                    dur += dur_w[s] * scale[mb]
+                else:
+                    raise _Malformed
                 if done[key] is not None:
                     raise _Malformed                           # duplicate op
-                if k:                                          # B and W first need their own F / B
+                if kind != "F":
                     t = done[key - 1]
                     if t is None:
                         missing = key - 1
                         break
                     if t > start:
                         start = t
-                    q = next_of[rid][s] if k == 1 else -1   # B waits for B of the next stage
-                    dep = (mb * S + q) * 3 + 1 if q >= 0 else -1
-                else:                                          # F waits for F of the previous stage
-                    q = prev_of[rid][s]
-                    dep = (mb * S + q) * 3 if q >= 0 else -1
                 if dep >= 0:
                     t = done[dep]
                     if t is None:
@@ -108,7 +118,6 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
                         t += comm
                     if t > start:
                         start = t
-                dur += dur_of[k][s] * scale[mb]
             if missing >= 0:
                 waiting.setdefault(missing, []).append(r)
                 break
