@@ -1,0 +1,11 @@
+"""Exercise linear-backward-split (chapter 5): a Linear layer's backward by hand, split into B (dX) and W (dW, db)."""
+
+
+def linear_input_grad(grad_output, weight):
+    """B: dL/dX of y = x @ weight.T + bias, given grad_output = dL/dy.  Works for any leading dimensions."""
+    raise NotImplementedError  # TODO: your code here
+
+
+def linear_weight_grad(grad_output, x):
+    """W: (dL/dweight, dL/dbias) of y = x @ weight.T + bias, summed over every leading dimension."""
+    raise NotImplementedError  # TODO: your code here

@@ -1,0 +1,20 @@
+"""Exercise microbatch-order (chapter 7): the order of uneven micro-batches through the pipeline and its makespan."""
+
+
+def flow_makespan(times, order):
+    """Makespan of pushing micro-batches through the stages in ``order`` (forward only, no overtaking).
+
+    times[i][s] = time of micro-batch i on stage s.  Stage s starts the k-th micro-batch of ``order`` when it has
+    finished the (k-1)-th and stage s-1 has finished the k-th.  Raises ValueError unless ``order`` is a
+    permutation of range(len(times)).
+    """
+    raise NotImplementedError  # TODO: your code here
+
+
+def johnson_order(times):
+    """The order minimising flow_makespan for two stages (Johnson's rule); times[i] = (a_i, b_i).
+
+    Micro-batches with a_i <= b_i first, by increasing a_i; then the others by decreasing b_i; ties by index.
+    Raises ValueError when a micro-batch does not have exactly two stage times.
+    """
+    raise NotImplementedError  # TODO: your code here

@@ -1,0 +1,15 @@
+from course.checks import assert_equal, assert_not_using, assert_raises
+
+from submission import p2p_hops, v_placement
+
+
+def test_four_ranks():
+    assert_equal(v_placement(4), [[0, 7], [1, 6], [2, 5], [3, 4]], "v_placement(4)")
+    assert_equal(p2p_hops(v_placement(4)), 6, "p2p_hops(v_placement(4))")
+    assert_equal(p2p_hops([[0, 4], [1, 5], [2, 6], [3, 7]]), 7, "p2p_hops(interleaved p=4 v=2)")
+    assert_not_using(v_placement, "course")
+    assert_not_using(p2p_hops, "course")
+
+
+def test_rejects_duplicate_stage():
+    assert_raises(ValueError, p2p_hops, [[0, 1], [1, 2]], hint="stage 1 放了两次")

@@ -1,0 +1,36 @@
+"""Exercise zb-h1-order (chapter 5): the ZB-H1 zero-bubble order of one rank (backward split into B and W)."""
+
+
+def zb_h1_order(p, m, rank):
+    """The ops rank ``rank`` runs in ZB-H1 with p ranks and m micro-batches, e.g. ["F0", "F1", "B0", "W0", ...].
+
+    Like 1F1B (warm-up of min(p - rank - 1, m) forwards, then one F one B, then the remaining Bs), except that
+    each B is an input gradient and the weight gradients W are deferred: rank r keeps up to r of them pending,
+    doing the oldest pending W right after a B that makes more than r pending; the rest come at the end.
+    Raises ValueError unless p, m are positive ints and 0 <= rank < p.
+    """
+    ### BEGIN SOLUTION
+    for name, value in (("p", p), ("m", m), ("rank", rank)):
+        if type(value) is not int:
+            raise ValueError(f"{name} must be an int, got {value!r}")
+    if p < 1 or m < 1:
+        raise ValueError(f"p and m must be positive, got p={p}, m={m}")
+    if not 0 <= rank < p:
+        raise ValueError(f"rank must be in 0..{p - 1}, got {rank}")
+    warm = min(p - rank - 1, m)
+    order = [f"F{i}" for i in range(warm)]
+    pending = []
+
+    def backward(j):
+        order.append(f"B{j}")
+        pending.append(j)
+        if len(pending) > rank:   # deferring Ws lets this rank send its Bs upstream sooner
+            order.append(f"W{pending.pop(0)}")
+
+    for j in range(m - warm):
+        order.append(f"F{warm + j}")
+        backward(j)
+    for j in range(m - warm, m):
+        backward(j)
+    return order + [f"W{j}" for j in pending]
+    ### END SOLUTION

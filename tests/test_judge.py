@@ -1,0 +1,335 @@
+"""The local judge (practice/judge.py): commands, exercise sources, and honest verdicts for hostile submissions."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+JUDGE = REPO / "practice" / "judge.py"
+REQUIRED = {"bubble-ratio": 1, "one-f-one-b-order": 2, "event-simulator": 2, "peak-activations": 2, "live-1f1b": 3,
+            "interleaved-order": 4, "linear-backward-split": 5, "zb-h1-order": 5, "v-placement": 6,
+            "optimal-partition": 7, "microbatch-order": 7, "torch-actions": 8}
+HANG_GUARD = 240   # a judge run that takes longer than this has hung (not a speed target)
+
+
+def load_judge():
+    spec = importlib.util.spec_from_file_location("judge", JUDGE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["judge"] = module   # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+judge = load_judge()
+
+
+def run(*args, cwd=REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(JUDGE), *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=HANG_GUARD)
+
+
+def last_line(proc) -> str:
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def counts(proc) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d+) passed, (\d+) failed", last_line(proc))
+    assert m, f"last line is not 'N passed, N failed': {last_line(proc)!r}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def verdicts(proc) -> dict[str, str]:
+    data = json.loads(proc.stdout[:proc.stdout.rindex("\n", 0, len(proc.stdout.rstrip()))])
+    return {f"{r['file']}:{r['name']}": r["verdict"] for r in data["results"]}
+
+
+# ---- the exercises ------------------------------------------------------------------------------------------------
+
+def test_catalogue_covers_every_chapter():
+    problems = judge.load_problems(REPO / "practice" / "problems", REPO / "solutions")
+    by_slug = {p.slug: p for p in problems}
+    assert len(problems) >= 12
+    assert {p.chapter for p in problems} == set(range(1, 9))
+    for slug, chapter in REQUIRED.items():
+        assert by_slug[slug].chapter == chapter, slug
+    for p in problems:
+        assert p.points > 0 and p.title and re.search(r"[\u4e00-\u9fff]", p.statement), p.slug
+        assert (p.dir / "test_public.py").is_file() and (p.dir / "test_hidden.py").is_file(), p.slug
+        assert "### BEGIN SOLUTION" in p.solution.read_text(), p.slug
+
+
+def test_starters_and_checksums_are_derived_from_the_sources():
+    problems = judge.load_problems(REPO / "practice" / "problems", REPO / "solutions")
+    assert judge.stale_sources(problems, REPO / "practice" / "problems") == [], "run: python practice/judge.py sync"
+
+
+def test_make_starter_replaces_each_solution_block():
+    source = "def f(x):\n    '''doc'''\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
+    assert judge.make_starter(source) == "def f(x):\n    '''doc'''\n    raise NotImplementedError  # TODO: your code here\n"
+    with pytest.raises(ValueError, match="never closed"):
+        judge.make_starter("### BEGIN SOLUTION\nx = 1\n")
+    with pytest.raises(ValueError, match="without"):
+        judge.make_starter("### END SOLUTION\n")
+
+
+def test_front_matter_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match="front matter"):
+        judge.parse_front_matter("no front matter", "x/problem.md")
+    meta, body = judge.parse_front_matter("---\ntitle: T\nchapter: 3\nrequires: [torch, numpy]\n---\nbody", "x")
+    assert meta == {"title": "T", "chapter": 3, "requires": ["torch", "numpy"]} and body == "body\n"
+
+
+def test_sync_and_check_catch_broken_sources(tmp_path):
+    problems, solutions = tmp_path / "problems", tmp_path / "solutions"
+    shutil.copytree(REPO / "practice/problems", problems)
+    shutil.copytree(REPO / "solutions", solutions)
+    where = ("--problems", problems, "--solutions", solutions)
+    # a wrong reference solution, and a test that even the starter passes (it checks nothing useful)
+    sol = solutions / "bubble-ratio.py"
+    sol.write_text(sol.read_text().replace("return (p - 1) / (v * m + p - 1)", "return (p - 1) / (m + p - 1)"))
+    with open(problems / "bubble-ratio/test_public.py", "a") as f:
+        f.write("\n\ndef test_vacuous():\n    pass\n")
+    stale = run(*where, "check", "bubble-ratio")
+    assert stale.returncode == 1 and "SHA256SUMS does not match" in stale.stdout
+    assert run(*where, "sync").returncode == 0
+    proc = run(*where, "check", "bubble-ratio")
+    assert proc.returncode == 1 and "FAIL bubble-ratio" in proc.stdout
+    assert "solution [hidden] test_edge_cases: failed" in proc.stdout
+    assert "starter [public] test_vacuous: passed" in proc.stdout
+    assert last_line(proc) == "0 passed, 1 failed"
+
+
+# ---- commands ------------------------------------------------------------------------------------------------------
+
+def test_list_json():
+    proc = run("list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    listed = {p["slug"]: p for p in json.loads(proc.stdout)}
+    assert set(REQUIRED) <= set(listed)
+    assert listed["live-1f1b"]["requires"] == ["torch"]
+
+
+def test_start_copies_the_starter_and_never_overwrites(tmp_path):
+    proc = run("--workspace", tmp_path, "start", "bubble-ratio")
+    assert proc.returncode == 0 and "bubble_ratio" in proc.stdout
+    target = tmp_path / "bubble-ratio.py"
+    assert target.read_text() == (REPO / "practice/problems/bubble-ratio/starter.py").read_text()
+    target.write_text("# my work\n")
+    proc = run("--workspace", tmp_path, "start", "bubble-ratio")
+    assert proc.returncode == 0 and "not overwritten" in proc.stdout
+    assert target.read_text() == "# my work\n"
+
+
+def test_test_command_exit_codes_and_json():
+    good = run("test", "bubble-ratio", REPO / "solutions/bubble-ratio.py", "--json")
+    assert good.returncode == 0 and counts(good) == (6, 0)
+    assert set(verdicts(good).values()) == {"passed"}
+    bad = run("test", "bubble-ratio", REPO / "practice/problems/bubble-ratio/starter.py")
+    assert bad.returncode == 1 and counts(bad) == (0, 6)
+    assert "NotImplementedError" in bad.stdout
+
+
+def test_scoreboard_grades_the_workspace(tmp_path):
+    shutil.copy(REPO / "solutions/bubble-ratio.py", tmp_path / "bubble-ratio.py")
+    shutil.copy(REPO / "practice/problems/v-placement/starter.py", tmp_path / "v-placement.py")
+    proc = run("--workspace", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"bubble-ratio\s+1\s+6/6\s+10/10", proc.stdout), proc.stdout
+    assert re.search(r"v-placement\s+6\s+0/5\s+0/10", proc.stdout), proc.stdout
+    assert "not started" in proc.stdout
+    assert counts(proc) == (6, 5)
+
+
+def test_unknown_exercise_is_one_clear_line():
+    proc = run("test", "no-such-exercise")
+    assert proc.returncode == 2
+    assert "(unknown exercise) 'no-such-exercise'" in proc.stderr and "bubble-ratio" in proc.stderr
+    assert last_line(proc) == "0 passed, 1 failed"
+
+
+def test_doctor_reports_torch_gloo_and_cores():
+    proc = run("doctor")
+    assert proc.returncode == 0, proc.stdout
+    for word in ("torch", "gloo", "cores", "12/12 exercises can run here"):
+        assert word in proc.stdout
+
+
+def test_hidden_tests_show_name_and_message_not_source(tmp_path):
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def bubble_ratio(p, m, v=1):\n    if p < 1 or m < 1 or v < 1: raise ValueError\n"
+                     "    return (p - 1) / (m + p - 1)\n")   # ignores v
+    proc = run("test", "bubble-ratio", wrong)
+    assert counts(proc) == (2, 4)
+    assert "[hidden] test_edge_cases" in proc.stdout and "bubble_ratio(2, 3, 4)" in proc.stdout
+    hidden = (REPO / "practice/problems/bubble-ratio/test_hidden.py").read_text()
+    for line in hidden.splitlines():
+        if len(line.strip()) > 25:
+            assert line.strip() not in proc.stdout, f"hidden test source leaked: {line!r}"
+    assert re.search(r"seed=\d+", proc.stdout), "randomised failures print their seed"
+
+
+def test_library_shortcuts_are_rejected(tmp_path):
+    cheat = tmp_path / "cheat.py"
+    cheat.write_text("from course.schedules import build\n\ndef one_f_one_b_order(p, m, stage):\n"
+                     "    return build('1f1b', p, m).rank_tokens(stage)\n")
+    proc = run("test", "one-f-one-b-order", cheat)
+    assert proc.returncode == 1 and "must not use" in proc.stdout
+
+
+def test_long_output_is_truncated(tmp_path):
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("print('x' * 200000)\ndef bubble_ratio(p, m, v=1):\n    return 0.5\n")
+    proc = run("test", "bubble-ratio", noisy)
+    assert "truncated" in proc.stdout and len(proc.stdout) < 20000
+
+
+# ---- hostile submissions: honest verdicts within the time limit ------------------------------------------------
+
+HOSTILE = {
+    "infinite_loop_at_import": ("while True:\n    pass\n", "timeout"),
+    "infinite_loop_in_call": ("def bubble_ratio(p, m, v=1):\n    while True:\n        pass\n", "timeout"),
+    "sys_exit_at_import": ("import sys\nprint('6 passed, 0 failed')\nsys.exit(0)\n", "crashed"),
+    "os_exit_in_call": ("import os\ndef bubble_ratio(p, m, v=1):\n    os._exit(0)\n", "crashed"),
+    "kill_itself": ("import os, signal\ndef bubble_ratio(p, m, v=1):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+                    "crashed"),
+    "fake_verdicts": (
+        "import json, os\n"
+        "for fd in range(3, 64):\n"
+        "    for i in range(8):\n"
+        "        body = json.dumps({'event': 'result', 'test': 'test_textbook_values', 'verdict': 'passed',\n"
+        "                           'message': '', 'nonce': '0', 'seq': i})\n"
+        "        try:\n"
+        "            os.write(fd, (json.dumps({'body': body, 'mac': '0' * 64}) + '\\n').encode())\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "print('6 passed, 0 failed')\n"
+        "def bubble_ratio(p, m, v=1):\n    return 0.5\n", "failed"),
+    "monkeypatched_checkers": (
+        "import math, course.checks, pytest, numpy.testing\n"
+        "math.isclose = lambda *a, **k: True\n"
+        "course.checks.assert_close = course.checks.assert_equal = lambda *a, **k: None\n"
+        "course.checks._first_difference = lambda *a, **k: None\n"
+        "numpy.testing.assert_allclose = lambda *a, **k: None\n"
+        "pytest.approx = lambda *a, **k: type('Any', (), {'__eq__': lambda s, o: True})()\n"
+        "def bubble_ratio(p, m, v=1):\n    return 0.123\n", "error"),
+    "patched_test_module": (
+        "import sys\n"
+        "for name in ('test_public', 'test_hidden'):\n"
+        "    if name in sys.modules:\n"
+        "        sys.modules[name].assert_close = sys.modules[name].assert_raises = lambda *a, **k: None\n"
+        "def bubble_ratio(p, m, v=1):\n    return 0.5\n", "error"),
+    "patched_harness": (
+        "import __main__, json\n"
+        "__main__._classify = lambda *a, **k: ('passed', '')\n"
+        "__main__._changed = lambda *a, **k: []\n"
+        "json.dumps = lambda *a, **k: '{\"verdict\": \"passed\"}'\n"
+        "def bubble_ratio(p, m, v=1):\n    return 0.5\n", "failed"),
+    "equals_everything": (
+        "class Anything(float):\n"
+        "    def __eq__(self, other): return True\n"
+        "    __hash__ = float.__hash__\n"
+        "    def __repr__(self): raise RuntimeError('do not call me')\n"
+        "def bubble_ratio(p, m, v=1):\n    return Anything(0.0)\n", "failed"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
+    source, expected = HOSTILE[name]
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    start = time.monotonic()
+    proc = run("--timeout", 10, "test", "bubble-ratio", path, "--json")
+    elapsed = time.monotonic() - start
+    print(f"{name}: {elapsed:.1f} s")
+    assert proc.returncode == 1
+    got = verdicts(proc)
+    assert "passed" not in {v for k, v in got.items() if k != "public:test_rejects_zero_stages"
+                            and k != "hidden:test_bad_arguments"}, got
+    assert expected in got.values(), got
+    passed, failed = counts(proc)
+    assert passed + failed == 6 and failed >= 4
+
+
+def test_background_child_cannot_keep_the_judge_waiting(tmp_path):
+    pidfile = tmp_path / "pid"
+    path = tmp_path / "orphan.py"
+    path.write_text(f"import os, time\nif os.fork() == 0:\n    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+                    "    time.sleep(3600)\ndef bubble_ratio(p, m, v=1):\n    return 0.5\n")
+    proc = run("--timeout", 6, "test", "bubble-ratio", path)
+    assert counts(proc) == (0, 6)
+    pid = int(pidfile.read_text())
+    time.sleep(0.5)
+    assert not alive(pid), "the judge left a learner's background process running"
+
+
+def alive(pid: int) -> bool:
+    """Running (a killed process may linger as a zombie until its new parent reaps it: that counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_rewritten_test_files_change_nothing(tmp_path):
+    problems = tmp_path / "problems"
+    shutil.copytree(REPO / "practice/problems", problems)
+    target = problems / "bubble-ratio"
+    path = tmp_path / "rewrite.py"
+    path.write_text("import pathlib\n"
+                    f"for f in list(pathlib.Path({str(target)!r}).glob('test_*.py')) + list(pathlib.Path('.').glob('test_*.py')):\n"
+                    "    f.write_text('def test_everything():\\n    pass\\n')\n"
+                    "def bubble_ratio(p, m, v=1):\n    return 0.5\n")
+    first = run("--problems", problems, "test", "bubble-ratio", path)
+    assert counts(first) == (0, 6), first.stdout
+    assert "def test_everything" in (target / "test_hidden.py").read_text()   # it did rewrite them ...
+    second = run("--problems", problems, "test", "bubble-ratio", path)   # ... and the judge notices
+    assert second.returncode == 2 and "test file modified" in second.stderr
+    assert last_line(second) == "0 passed, 1 failed"
+
+
+def test_patched_reference_implementation_is_caught(tmp_path):
+    path = tmp_path / "patch_reference.py"
+    path.write_text("import course.sim\n"
+                    "class Deadlock(Exception):\n    pass\n"
+                    "def simulate(ranks, f, b, comm=0.0):\n    return [[(0.0, 1.0)] * len(r) for r in ranks]\n"
+                    "course.sim.simulate = lambda plan, costs=None, **k: None   # the tests' reference\n")
+    proc = run("test", "event-simulator", path, "--json")
+    got = verdicts(proc)
+    assert "passed" not in got.values(), got
+    assert got["hidden:test_uneven_one_f_one_b"] == "error"
+    assert "tampering" in proc.stdout
+
+
+@pytest.mark.live
+def test_deadlocked_live_answer_is_reported_as_deadlock(tmp_path):
+    path = tmp_path / "deadlock.py"
+    path.write_text("import torch\nimport torch.distributed as dist\n\n"
+                    "def train_step(stage, rank, world_size, num_microbatches, shape, inputs, targets, loss_fn):\n"
+                    "    grad = torch.empty(shape, dtype=torch.float64)\n"
+                    "    dist.recv(grad, src=(rank + 1) % world_size)   # everyone waits, nobody sends\n")
+    proc = run("test", "live-1f1b", path, "--json")
+    data = json.loads(proc.stdout[:proc.stdout.rindex("\n", 0, len(proc.stdout.rstrip()))])
+    assert proc.returncode == 1
+    assert [r["verdict"] for r in data["results"]] == ["failed"] * 3
+    assert all("死锁 (deadlock)" in r["message"] for r in data["results"]), data["results"][0]["message"]
+
+
+@pytest.mark.live
+def test_check_passes_and_reports_its_time():
+    proc = run("check")
+    print(proc.stdout)
+    assert proc.returncode == 0, proc.stdout
+    assert re.search(r"check: \d+ exercises in [\d.]+ s wall", proc.stdout)
+    passed, failed = counts(proc)
+    assert failed == 0 and passed >= 12
