@@ -16,6 +16,7 @@ lab: $(STAMP)            ## set up (first run) and open the course in JupyterLab
 	$(VENV)/bin/jupyter lab course/chapters/01_bubble.ipynb
 
 test: $(STAMP)           ## set up (first run) and run the whole test suite
+	sh tests/browser/setup.sh
 	$(PY) -m pytest
 
 check: $(STAMP)          ## every reference solution passes, every starter fails

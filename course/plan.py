@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence, Union
+from typing import Iterable, NamedTuple, Sequence, Union
 
 KINDS = ("F", "B", "W")
 KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
@@ -33,8 +33,9 @@ class PlanError(ValueError):
     """A plan that is malformed or cannot be a pipeline schedule; the message names the first violation."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Op:
+class Op(NamedTuple):
+    """One op.  A NamedTuple rather than a dataclass: plans hold 10^5+ of them and tuples are cheap to make."""
+
     kind: str   # "F", "B" or "W"
     mb: int     # micro-batch index
     stage: int  # stage index (see Plan.placement)
@@ -46,8 +47,7 @@ class Op:
         return self.token(annotate=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Overlap:
+class Overlap(NamedTuple):
     """Two ops run as one span (DualPipe's overlapped forward-and-backward chunk)."""
 
     first: Op

@@ -78,38 +78,21 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
             ops = (step,) if type(step) is Op else step.ops
             start, dur, missing = t_free, 0.0, -1
             for op in ops:
-                mb, s, kind = op.mb, op.stage, op.kind
-                if not (0 <= mb < m and 0 <= s < S and owner[s] == r):
-                    raise _Malformed
-                rid = route_id[mb]
-                if not on_route[rid][s]:
-                    raise _Malformed
-                key = (mb * S + s) * 3
+                kind, mb, s = op
+                rid, base = route_id[mb], mb * S
                 if kind == "F":                                # F waits for F of the previous stage
                     q = prev_of[rid][s]
-                    dep = (mb * S + q) * 3 if q >= 0 else -1
-                    dur += dur_f[s] * scale[mb]
+                    key, dep, local = (base + s) * 3, (base + q) * 3 if q >= 0 else -1, -1
                 elif kind == "B":                              # B waits for its own F and B of the next stage
-                    key += 1
                     q = next_of[rid][s]
-                    dep = (mb * S + q) * 3 + 1 if q >= 0 else -1
-                    dur += dur_b[s] * scale[mb]
+                    key, dep = (base + s) * 3 + 1, (base + q) * 3 + 1 if q >= 0 else -1
+                    local = key - 1
                 elif kind == "W":                              # W waits for its own B
-                    key += 2
-                    dep = q = -1
-                    dur += dur_w[s] * scale[mb]
+                    key = (base + s) * 3 + 2
+                    dep, local = -1, key - 1
                 else:
                     raise _Malformed
-                if done[key] is not None:
-                    raise _Malformed                           # duplicate op
-                if kind != "F":
-                    t = done[key - 1]
-                    if t is None:
-                        missing = key - 1
-                        break
-                    if t > start:
-                        start = t
-                if dep >= 0:
+                if dep >= 0:                                   # the input from another stage, most often missing
                     t = done[dep]
                     if t is None:
                         missing = dep
@@ -118,6 +101,17 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
                         t += comm
                     if t > start:
                         start = t
+                if local >= 0:
+                    t = done[local]
+                    if t is None:
+                        missing = local
+                        break
+                    if t > start:
+                        start = t
+                # checked only once the op can run: a malformed op raises before anything is recorded
+                if not (0 <= mb < m and 0 <= s < S and owner[s] == r and on_route[rid][s]) or done[key] is not None:
+                    raise _Malformed
+                dur += (dur_f if kind == "F" else dur_b if kind == "B" else dur_w)[s] * scale[mb]
             if missing >= 0:
                 waiting.setdefault(missing, []).append(r)
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import NamedTuple
 
-from .plan import Op, Plan, Step
+from .plan import KIND_INDEX, Op, Overlap, Plan, Step
 
 
 class Span(NamedTuple):
@@ -48,28 +48,41 @@ class Timeline:
                 for r in range(self.p)]
 
     @cached_property
+    def _levels(self) -> list[tuple]:
+        """Per rank (level after each step's start, level after its end, allocated, freed) as numpy arrays."""
+        import numpy as np
+
+        act = np.zeros(max(self.act, default=0) + 1)
+        for stage, a in self.act.items():
+            act[stage] = a
+        out = []
+        for steps in self.steps:
+            if steps and Overlap not in map(type, steps):         # the common case: columns in one go
+                kinds, _, stages = zip(*steps)
+                code = np.fromiter(map(KIND_INDEX.__getitem__, kinds), np.int8, len(kinds))
+                sizes = act[np.fromiter(stages, np.int64, len(stages))]
+                up = np.where(code == 0, sizes, 0.0)
+                down = np.where(code == KIND_INDEX[self.release], sizes, 0.0)
+            else:                                                 # overlapped pairs: allocate first, free last
+                pairs = [(st,) if type(st) is Op else st.ops for st in steps]
+                up = np.array([sum(act[o.stage] for o in ops if o.kind == "F") for ops in pairs])
+                down = np.array([sum(act[o.stage] for o in ops if o.kind == self.release) for ops in pairs])
+            after_end = np.cumsum(up - down)
+            out.append((after_end + down, after_end, up, down))
+        return out
+
+    @cached_property
     def memory(self) -> list[list[tuple[float, float]]]:
-        act, release, memory = self.act, self.release, []
-        for starts, ends, steps in zip(self.starts, self.ends, self.steps):
-            level, points = 0.0, [(0.0, 0.0)]
-            add = points.append
-            for start, end, step in zip(starts, ends, steps):
-                if type(step) is Op:                      # the common case, kept fast
-                    if step.kind == "F":
-                        level += act[step.stage]
-                        add((start, level))
-                    elif step.kind == release:
-                        level -= act[step.stage]
-                        add((end, level))
-                    continue
-                for op in step.ops:                       # an overlapped pair: allocate first, free at the end
-                    if op.kind == "F":
-                        level += act[op.stage]
-                        add((start, level))
-                for op in step.ops:
-                    if op.kind == release:
-                        level -= act[op.stage]
-                        add((end, level))
+        import numpy as np
+
+        memory = []
+        for starts, ends, (after_start, after_end, up, down) in zip(self.starts, self.ends, self._levels):
+            points = [(0.0, 0.0)]
+            for i in (np.flatnonzero((up > 0) | (down > 0)) if len(up) else ()):
+                if up[i] > 0:
+                    points.append((starts[i], float(after_start[i])))
+                if down[i] > 0:
+                    points.append((ends[i], float(after_end[i])))
             memory.append(points)
         return memory
 
@@ -100,7 +113,8 @@ class Timeline:
 
     @cached_property
     def peak_activations(self) -> list[float]:
-        return [max(level for _, level in pts) for pts in self.memory]
+        return [float(max(after_start.max(), 0.0)) if len(after_start) else 0.0
+                for after_start, _, _, _ in self._levels]
 
     def ops(self, rank: int) -> list[str]:
         """The tokens rank ``rank`` ran, in order (compare with Plan.rank_tokens)."""

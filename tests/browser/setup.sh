@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs what the browser tests need from Debian: Chromium (Playwright drives /usr/bin/chromium; it never
+# downloads a browser of its own) and CJK fonts, so the Chinese chapter prose in the screenshots is readable.
+# Does nothing when both are already there, so `make test` stays fast after the first run.
+set -eu
+
+missing=""
+[ -x /usr/bin/chromium ] || missing="$missing chromium"
+dpkg-query -W -f='${Status}' fonts-noto-cjk 2>/dev/null | grep -q "install ok installed" || missing="$missing fonts-noto-cjk"
+[ -z "$missing" ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "browser tests need:$missing (Debian packages); install them, or skip these tests with: pytest -m 'not browser'" >&2
+    exit 1
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "browser tests need:$missing; run this script as root to install them" >&2; exit 1; }
+    SUDO="sudo"
+fi
+echo "installing Debian packages for the browser tests:$missing"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
