@@ -7,6 +7,7 @@ memory and deadlocks; linear growth (m=4096 vs m=1024 <= 4.6x).
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from pathlib import Path
@@ -45,7 +46,9 @@ def polling_baseline(orders, p, tf=1, tb=2):
 
 
 def cpu_time(fn):
-    """CPU seconds of one call (process time: less disturbed by other processes than wall time)."""
+    """CPU seconds of one call (process time: less disturbed by other processes than wall time), each call
+    starting from a collected heap so that one side's garbage is not collected on the other's clock."""
+    gc.collect()
     t = time.process_time()
     out = fn()
     return time.process_time() - t, out

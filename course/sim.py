@@ -61,7 +61,7 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
     ranks = plan.ranks
 
     done: list[float | None] = [None] * (m * S * 3)   # end time of each op once it is scheduled
-    waiting: dict[int, list[int]] = {}                 # op key -> ranks blocked on it
+    waiting: list[list[int] | None] = [None] * len(done)  # op key -> ranks parked on it
     pos = [0] * P
     free = [0.0] * P
     starts: list[list[float]] = [[] for _ in range(P)]
@@ -113,7 +113,10 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
                     raise _Malformed
                 dur += (dur_f if kind == "F" else dur_b if kind == "B" else dur_w)[s] * scale[mb]
             if missing >= 0:
-                waiting.setdefault(missing, []).append(r)
+                if waiting[missing] is None:
+                    waiting[missing] = [r]
+                else:
+                    waiting[missing].append(r)
                 break
             if len(ops) == 1:
                 keys = (key,)
@@ -125,8 +128,8 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
             add_end(t_free)
             for key in keys:
                 done[key] = t_free
-                if key in waiting:
-                    for w in waiting.pop(key):
+                if waiting[key] is not None:
+                    for w in waiting[key]:
                         push(events, (t_free, w))          # its input arrives no earlier than t_free
             i += 1
         pos[r], free[r] = i, t_free
