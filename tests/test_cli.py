@@ -93,3 +93,10 @@ def test_malformed_or_deadlocked_plan_file(tmp_path):
     stuck.write_text("F0 B0 F1 B1\nF0 F1 B0 B1\n")
     code, _, err = run("sim", "--plan", str(stuck))
     assert code == 2 and err.startswith("error: deadlock after 2/8 steps")
+
+
+def test_plan_torch_csv(capsys):
+    assert main(["plan", "zb-h1", "-p", "2", "-m", "2", "--torch"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["0F0,0F1,0I0,0W0,0I1,0W1", "1F0,1I0,1F1,1I1,1W0,1W1"]
+    assert main(["plan", "dualpipe", "-p", "2", "-m", "4", "--torch"]) == 2
+    assert "export dualpipev instead" in capsys.readouterr().err
