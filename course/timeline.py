@@ -78,11 +78,17 @@ class Timeline:
         memory = []
         for starts, ends, (after_start, after_end, up, down) in zip(self.starts, self.ends, self._levels):
             points = [(0.0, 0.0)]
+
+            def add(t, level):       # a free and an allocation at the same instant make one point, not a spike
+                if points[-1][0] == t:
+                    points[-1] = (t, level)
+                else:
+                    points.append((t, level))
             for i in (np.flatnonzero((up > 0) | (down > 0)) if len(up) else ()):
                 if up[i] > 0:
-                    points.append((starts[i], float(after_start[i])))
+                    add(starts[i], float(after_start[i]))
                 if down[i] > 0:
-                    points.append((ends[i], float(after_end[i])))
+                    add(ends[i], float(after_end[i]))
             memory.append(points)
         return memory
 

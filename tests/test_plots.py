@@ -40,3 +40,10 @@ def test_ascii_scales_float_durations():
     text = ascii_timeline(tl)
     assert text.splitlines()[:2] == ["rank 0 |01..aa.bb|", "rank 1 |.0aa1bb..|"]
     assert "1 char = 0.5 cost units" in text
+
+
+def test_memory_has_no_spike_where_a_free_meets_an_allocation():
+    tl = simulate(build("1f1b", 2, 4))          # rank 1 frees B_i and allocates F_{i+1} at the same instant
+    times = [t for t, _ in tl.memory[1]]
+    assert len(times) == len(set(times))
+    assert max(level for _, level in tl.memory[1]) == tl.peak_activations[1] == 1
