@@ -1,0 +1,253 @@
+# %% [markdown]
+# # 第 2 章　调度模拟器：plan、依赖和事件驱动
+#
+# 第 1 章的 bubble 公式只在"每个 stage 一样快、通信不花时间"时成立。真实的流水线有快有慢、有通信延迟，调度也不止 GPipe 一种。这一章把调度写成一种小小的中间表示（plan），再用一个事件驱动的模拟器把任意 plan 变成时间线。后面各章的新调度、真机运行和 JCT 分析都建立在这两样东西上。
+#
+# ## 自测
+#
+# 1. 一个 plan 要写清哪两类信息？
+# 2. stage $s$ 上 micro-batch $i$ 的反向 B 要等哪些操作做完？最后一个 stage 呢？
+# 3. GPipe 和 1F1B 的 bubble 一样吗？每个 stage 同时保存的激活份数呢？
+# 4. 每个 rank 自己的顺序都"先 F 后 B"，整个 plan 还可能卡死吗？
+# 5. 模拟器为什么按事件推进，而不是每个时间单位走一步？
+# 6. 点对点延迟对 GPipe 和 1F1B 的影响一样吗？
+#
+# <details>
+# <summary>参考答案</summary>
+#
+# 1. 每个 rank 按什么顺序执行哪些操作（F/B/W、第几个 micro-batch、哪个 stage），以及 stage 放在哪个 rank 上（placement）。
+# 2. 同一 stage 上它自己的前向 $F_i$，以及下一个 stage $s+1$ 的 $B_i$（梯度从后往前传）。最后一个 stage 只等自己的 $F_i$：loss 在那里算。
+# 3. bubble 一样，都是 $\frac{p-1}{m+p-1}$。激活不一样：GPipe 每个 stage 存 $m$ 份；1F1B 的 stage $s$ 最多存 $p-s$ 份，与 $m$ 无关。
+# 4. 可能。rank 0 等 rank 1 的梯度，rank 1 却在等 rank 0 一个排在后面的前向，两边互相等，这就是死锁。局部检查发现不了，要看跨 rank 的依赖有没有环。
+# 5. 操作耗时是任意实数（实测的毫秒数、不均匀的 stage），没有公共的"时间单位"；按事件推进时，每个操作只产生一次"完成"事件，模拟的代价只和操作数有关，和时间长短无关。
+# 6. 不一样。GPipe 只在灌满和排空时付延迟；1F1B 的稳定段里，做完一个前向就等这个 micro-batch 的梯度回来，往返延迟直接变成空闲，所以 1F1B 对延迟更敏感。
+#
+# </details>
+
+# %%
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from course import plots
+from course.costs import Costs
+from course.plan import Op, Plan, PlanError
+from course.schedules import REGISTRY, build
+from course.sim import DeadlockError, simulate
+from course.widgets import explore
+
+
+def md(text: str) -> None:
+    """Show prose whose numbers come from this notebook's cells."""
+    display(Markdown(text))
+
+# %% [markdown]
+# ## 1. plan：每个 rank 的操作清单
+#
+# 一个 *plan* 就是流水线论文里那种表格：每个 rank 一行，按执行顺序列出操作。`F3` 是 micro-batch 3 的前向，`B0` 是 micro-batch 0 的反向。下面是 $p=4$、$m=8$ 的 1F1B：
+
+# %%
+plan = build("1f1b", 4, 8)
+print(plan.format())
+
+# %% [markdown]
+# 每一行读起来就是第 1 章里的调度：rank 0 先做几个前向"预热"，然后一个前向一个反向交替，最后把剩下的反向做完。
+#
+# plan 也可以手写，再用 `Plan.parse` 读回来。`validate()` 在模拟之前检查它是不是一个完整的流水线：每个需要的操作恰好出现一次、放在持有该 stage 的 rank 上、同一 rank 上不会先做反向再做前向。违反时报错信息指出第一处问题：
+
+# %%
+broken_plans = {
+    "missing B1 on rank 0": "F0 F1 B0\nF0 F1 B0 B1",
+    "B before its own F":   "F0 B0 F1 B1\nF0 B1 F1 B0",
+    "F3 when m=2":          "F0 F1 B0 B1 F3\nF0 F1 B0 B1",
+}
+for what, text in broken_plans.items():
+    try:
+        Plan.parse(text, num_microbatches=2).validate()
+        print(f"{what}: accepted")
+    except PlanError as err:
+        print(f"{what}:\n    PlanError: {err}")
+
+# %% [markdown]
+# ## 2. 依赖：谁等谁
+#
+# 调度只规定了每个 rank 内部的顺序；跨 rank 的等待来自数据依赖：
+#
+# - stage $s$ 的 $F_i$ 要等 stage $s-1$ 的 $F_i$（需要它的输出激活）；
+# - stage $s$ 的 $B_i$ 要等同一 stage 的 $F_i$（需要保存的激活），以及 stage $s+1$ 的 $B_i$（需要传回来的梯度）；最后一个 stage 的 $B_i$ 只等自己的 $F_i$。
+#
+# `plan.dependencies(op)` 直接给出这份清单：
+
+# %%
+for op in (Op("F", 2, 0), Op("F", 2, 1), Op("B", 2, 1), Op("B", 2, 3)):
+    deps = ", ".join(str(d) for d in plan.dependencies(op)) or "nothing"
+    print(f"{op} waits for: {deps}")
+
+# %% [markdown]
+# ## 3. 事件驱动的模拟
+#
+# 模拟器的规则只有一条：**一个 rank 按 plan 的顺序执行，下一个操作在"本 rank 空闲"且"所有依赖都已完成（跨 rank 的再加上传输延迟）"时立刻开始。**
+#
+# 实现上不按时间单位一格一格走，而是维护一个按完成时间排序的事件队列：
+#
+# 1. 开始时，每个 rank 尝试启动自己的第一个操作；依赖没满足的，登记到"等待这个依赖"的名单上。
+# 2. 取出最早完成的事件：记下这个操作的完成时间，唤醒在等它的 rank，再让本 rank 尝试下一个操作。
+# 3. 队列空了就结束。还有 rank 没做完，就是死锁。
+#
+# 每个操作只启动一次、完成一次，所以事件数等于操作数，耗时可以是任意实数。下面按完成时间列出 1F1B 的前几个事件，耗时刻意选成非整数：
+
+# %%
+F, BACKWARD = 0.7, 1.3
+tl = simulate(plan, Costs(f=F, b=BACKWARD / 2, w=BACKWARD / 2))
+events = sorted((sp.end, sp.rank, str(sp.step), sp.start) for spans in tl.spans for sp in spans)
+for end, rank, step, start in events[:8]:
+    print(f"t={end:5.2f}  rank {rank} finishes {step:6s} (started {start:.2f})")
+n_ops = sum(len(steps) for steps in plan.ranks)
+md(f"整个 plan 有 **{n_ops}** 个操作，模拟恰好处理 **{len(events)}** 个完成事件，"
+   f"F={F:g}、完整反向 {BACKWARD:g} 时 makespan 是 {tl.makespan:.2f}；第 1 章的公式 $(m+p-1)(F+B)$ 给出 "
+   f"{(plan.m + plan.p - 1) * (F + BACKWARD):.2f}：各 stage 一样快时，非整数耗时下公式照样成立。")
+
+# %% [markdown]
+# 练习 `event-simulator` 会让你自己写出这个模拟器；`course.sim.simulate` 是参考实现，出错时（见第 5 节）它会说明每个卡住的 rank 在等什么。
+#
+# ## 4. GPipe 与 1F1B：同样的 bubble，不同的显存
+#
+# 把两个调度放在同一条时间轴上，右边是每个 rank 同时保存的激活份数（一份 = 一个 micro-batch 在一个 stage 上的激活）。激活在 F 开始时分配，在这个 micro-batch 的反向做完时释放：
+
+# %%
+P, M = 4, 8
+gpipe_tl = simulate(build("gpipe", P, M), Costs())
+ofob_tl = simulate(build("1f1b", P, M), Costs())
+plots.compare([gpipe_tl, ofob_tl], memory_too=True)
+plt.show()
+md(f"两者 makespan 都是 **{gpipe_tl.makespan:g}**，bubble 都是 **{gpipe_tl.bubble_ratio:.1%}**。"
+   f"峰值激活：GPipe 每个 rank 都是 {gpipe_tl.peak_activations}，1F1B 是 {ofob_tl.peak_activations}。")
+
+# %% [markdown]
+# GPipe 的峰值随 $m$ 增长，1F1B 的不变。第 1 章说增大 $m$ 能压低 bubble；有了 1F1B，增大 $m$ 不再需要更多激活显存：
+
+# %%
+rows = []
+for m in (4, 8, 16, 32):
+    g, o = simulate(build("gpipe", P, m)), simulate(build("1f1b", P, m))
+    assert g.bubble_ratio == o.bubble_ratio
+    rows.append(f"| {m} | {g.bubble_ratio:.1%} | {max(g.peak_activations):g} | {max(o.peak_activations):g} |")
+md(f"p = {P}：\n\n| m | bubble (both) | GPipe peak | 1F1B peak (rank 0) |\n|---|---|---|---|\n" + "\n".join(rows))
+
+# %% [markdown]
+# 1F1B 里 stage $s$ 先做 $p-s-1$ 个预热前向，再进入"一前一后"：做一个前向，新的激活进来；做一个反向，最老的激活释放。所以它手里最多有 $p-s$ 份，这是第 1 章自测第 5 题的答案。练习 `one-f-one-b-order` 让你写出每个 stage 的 1F1B 顺序，`peak-activations` 让你从一条时间线里算出峰值激活。
+#
+# ## 5. 会卡死的 plan
+#
+# 下面两个 rank 各自的顺序都合法（每个 B 都在自己的 F 之后），`validate()` 也通过；但 rank 0 做完 $F_0$ 就去等 $B_0$ 的梯度，而 rank 1 第一件事是等 $F_1$，$F_1$ 却排在 rank 0 的 $B_0$ 之后：
+
+# %%
+stuck = Plan.parse("""
+F0 B0 F1 B1    # rank 0
+F1 B1 F0 B0    # rank 1
+""")
+stuck.validate()
+try:
+    simulate(stuck)
+except DeadlockError as err:
+    print("DeadlockError:", err)
+    print("waits:", err.waits)
+
+# %% [markdown]
+# 模拟器不会无限循环：队列空了而还有 rank 没做完，它就报告每个卡住的 rank 停在哪一步、缺哪个操作、那个操作排在谁的第几步。真实的多进程程序遇到同样的 plan 会一直挂着，第 3 章和第 8 章会看到怎样用看门狗和这份清单找到它。
+#
+# ## 6. 不均匀的 stage
+#
+# 真实模型很难切得一样重：最后一个 stage 常常多了 lm_head 和 loss，第一个 stage 多了 embedding。`Costs` 的 `f`、`b`、`w` 可以给一个列表，每个 stage 一个值。让最后一个 stage 重一半：
+
+# %%
+heavy = [1.0, 1.0, 1.0, 1.5]
+uneven = Costs(f=heavy, b=heavy, w=heavy)   # full backward = b + w = 2 x forward on every stage
+uneven_tl = simulate(build("1f1b", P, M), uneven)
+plots.gantt(uneven_tl, title="1F1B, last stage 1.5x heavier")
+plt.show()
+stage_time = [3 * f for f in heavy]          # F + full backward of one micro-batch on each stage
+bound = M * max(stage_time)                  # the slowest stage must do all of its own work
+even = sum(heavy) / P
+balanced = simulate(build("1f1b", P, M), Costs(f=even, b=even, w=even))
+md(f"makespan 从 {ofob_tl.makespan:g} 变成 **{uneven_tl.makespan:g}**，bubble 从 {ofob_tl.bubble_ratio:.1%} 变成 "
+   f"**{uneven_tl.bubble_ratio:.1%}**。最慢的 stage 必须做完自己的 {M} 份活，这就给了下界 "
+   f"$m \\cdot \\max_s(F_s+B_s)$ = {bound:g}；其余 stage 大半时间在等它。"
+   f"同样的总工作量平均分给 {P} 个 stage，makespan 是 {balanced.makespan:g}。怎样切得更匀，是第 7 章的话题。")
+
+# %% [markdown]
+# ## 7. 点对点延迟
+#
+# `Costs(comm=c)`：一个操作的结果送到另一个 rank 要多花 $c$。比较两种调度的 makespan 随 $c$ 的变化：
+
+# %%
+latencies = [0.0, 0.25, 0.5, 1.0]
+span = {s: [simulate(build(s, P, M), Costs(comm=c)).makespan for c in latencies] for s in ("gpipe", "1f1b")}
+fig, ax = plt.subplots(figsize=(6, 3))
+for s, ys in span.items():
+    ax.plot(latencies, ys, "o-", label=s)
+ax.set_xlabel("p2p latency c (cost units)")
+ax.set_ylabel("makespan")
+ax.set_title(f"p={P}, m={M}, F=1, backward=2", fontsize=10)
+ax.legend()
+plt.show()
+c = latencies[-1]
+extra = {s: span[s][-1] - span[s][0] for s in span}
+assert abs(extra["gpipe"] - 2 * (P - 1) * c) < 1e-9
+md(f"延迟 c={c:g} 时，GPipe 多了 **{extra['gpipe']:g}** = $2(p-1)c$：只有灌满和排空各走一遍 $p-1$ 条链路，"
+   f"中间的传输都被后面排队的 micro-batch 盖住了。1F1B 多了 **{extra['1f1b']:g}**：稳定段里 rank 0 做完一个前向就等"
+   "下一个梯度回来，往返路上的每一次延迟都变成了空闲。1F1B 省显存的代价之一就是对延迟更敏感；"
+   "实际系统靠异步发送、把通信和计算重叠来遮住它。")
+
+# %% [markdown]
+# ## 8. 调度浏览器
+#
+# 选一个调度，改 $p$、$m$、各操作耗时和延迟，看时间线（左）和激活（右）怎么变。列表里还有后面几章的调度（interleaved 取 $v=2$；zb-h1、zb-h2、zbv、dualpipe、dualpipev 把反向拆成 B 和 W），可以先看个样子。`backward` 是一个 micro-batch 在一个 stage 上的完整反向耗时，拆分 B、W 的调度各分一半。不满足某个调度要求的参数组合，图里会写出原因。
+
+# %%
+SCHEDULES = list(REGISTRY)
+
+
+def schedule_explorer(fig, schedule, p, m, F, backward, comm):
+    gantt_ax, mem_ax = fig.subplots(1, 2, width_ratios=[2.2, 1])
+    params = {"v": 2} if "v" in REGISTRY[schedule].params else {}
+    costs = Costs(f=F, b=backward / 2, w=backward / 2, comm=comm)   # split schedules: B and W get half each
+    try:
+        tl = simulate(build(schedule, p, m, **params), costs)
+    except ValueError as err:   # a (p, m) this schedule does not allow: say why instead of drawing
+        gantt_ax.text(0.02, 0.5, f"{schedule}, p={p}, m={m}:\n{err}", wrap=True, va="center", fontsize=10)
+        gantt_ax.set_axis_off()
+        mem_ax.set_axis_off()
+        return
+    plots.gantt(tl, ax=gantt_ax)
+    plots.memory(tl, ax=mem_ax)
+
+
+explore(schedule_explorer, figsize=(13, 4), schedule=SCHEDULES[1:2] + SCHEDULES[:1] + SCHEDULES[2:],
+        p=(2, 8, 4), m=(1, 16, 8), F=(0.5, 2.0, 1.0, 0.25), backward=(0.5, 4.0, 2.0, 0.25), comm=(0.0, 1.0, 0.0, 0.05))
+
+# %% [markdown]
+# ## 怎么讲清楚
+#
+# - **plan** 是调度的中间表示：每个 rank 的操作顺序加上 stage 的放置。它可以打印、手写、解析、校验，像论文里的表格一样读。
+# - **依赖**：$F$ 从前往后传，$B$ 从后往前传；$B_i$ 还要等本 stage 的 $F_i$。调度只定 rank 内的顺序，跨 rank 的等待都来自依赖。
+# - **事件驱动模拟**：rank 空闲且依赖到齐就开始；每个操作一个完成事件，耗时可以是任意实数。队列空了还有没做完的，就是死锁，并且能说出谁在等谁。
+# - **GPipe 与 1F1B**：bubble 相同；1F1B 的 stage $s$ 最多存 $p-s$ 份激活，GPipe 存 $m$ 份，所以 1F1B 是默认调度。
+# - **现实因素**：最慢的 stage 决定节奏（下界 $m\cdot\max_s(F_s+B_s)$）；点对点延迟在 GPipe 里只付在两头，在 1F1B 的稳定段里每一轮都要付。
+#
+# ## 练习
+#
+# - `one-f-one-b-order`：写出 1F1B 每个 stage 的操作顺序。
+#
+#   ```
+#   python practice/judge.py start one-f-one-b-order
+#   ```
+# - `event-simulator`：实现事件驱动模拟器，包括死锁报告。
+#
+#   ```
+#   python practice/judge.py start event-simulator
+#   ```
+# - `peak-activations`：从时间线算出每个 rank 的峰值激活。
+#
+#   ```
+#   python practice/judge.py start peak-activations
+#   ```
