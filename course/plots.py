@@ -7,6 +7,7 @@ matplotlib is imported lazily so that the CLI's text output does not pay for it.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 from .plan import ops_of
@@ -21,6 +22,7 @@ def _kind(step) -> str:
     return "F&B" if len(ops) > 1 else ops[0].kind
 
 
+@lru_cache(maxsize=None)
 def _shade(color: str, k: int, n: int) -> tuple:
     from matplotlib.colors import to_rgb
     t = 0.55 * k / max(n - 1, 1)          # later chunks lighter
@@ -48,15 +50,17 @@ def gantt(tl: Timeline, ax=None, title: str | None = None, labels: bool = True):
     t0, span_total = tl.start, tl.makespan
     for r, rs in enumerate(tl.spans):
         y = tl.p - 1 - r
-        ax.barh(y, span_total, left=0, height=0.8, color=IDLE, edgecolor="none")
+        ax.broken_barh([(0, span_total)], (y - 0.4, 0.8), facecolors=IDLE, edgecolor="none")
+        bars: dict[tuple, list] = {}          # one collection per colour: thousands of spans draw fast
         for sp in rs:
-            kind = _kind(sp.step)
             first = ops_of(sp.step)[0]
-            color = _shade(COLORS[kind], chunk.get(first.stage, 0), nchunks)
-            ax.barh(y, sp.end - sp.start, left=sp.start - t0, height=0.8, color=color, edgecolor="white", linewidth=0.5)
+            color = _shade(COLORS[_kind(sp.step)], chunk.get(first.stage, 0), nchunks)
+            bars.setdefault(color, []).append((sp.start - t0, sp.end - sp.start))
             if labels and (sp.end - sp.start) >= 0.025 * span_total:
                 text = "/".join(str(op.mb) for op in ops_of(sp.step))
                 ax.text((sp.start + sp.end) / 2 - t0, y, text, ha="center", va="center", fontsize=7, color="white")
+        for color, xranges in bars.items():
+            ax.broken_barh(xranges, (y - 0.4, 0.8), facecolors=color, edgecolor="white", linewidth=0.5)
     ax.set_yticks(range(tl.p))
     ax.set_yticklabels([f"rank {r}" for r in reversed(range(tl.p))])
     ax.set_xlim(0, span_total if span_total > 0 else 1)

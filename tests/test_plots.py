@@ -13,10 +13,16 @@ from course.sim import simulate  # noqa: E402
 def test_gantt_draws_one_bar_per_span_in_the_kind_colour():
     tl = simulate(build("1f1b", 3, 4))
     ax = gantt(tl)
-    bars = [p for p in ax.patches if p.get_width() < tl.makespan]       # the grey idle bands span everything
-    assert len(bars) == sum(len(s) for s in tl.spans)
-    colours = {matplotlib.colors.to_hex(p.get_facecolor()) for p in bars}
-    assert colours == {COLORS["F"].lower(), COLORS["B"].lower()}
+    bars = {}                                                          # colour -> (x, width) of each bar
+    for coll in ax.collections:
+        colour = matplotlib.colors.to_hex(coll.get_facecolor()[0])
+        for path in coll.get_paths():
+            xs = path.vertices[:, 0]
+            bars.setdefault(colour, []).append((xs.min(), xs.max() - xs.min()))
+    assert len(bars.pop("#e5e5e5")) == tl.p                            # the idle band behind each rank
+    assert set(bars) == {COLORS["F"].lower(), COLORS["B"].lower()}
+    assert sorted(x for b in bars.values() for x in b) == sorted(
+        (sp.start, sp.end - sp.start) for rs in tl.spans for sp in rs)
     assert "bubble 33.3%" in ax.get_title()
     assert ax.get_xlabel() == "time (cost units)"
 
