@@ -1,0 +1,261 @@
+"""Generate the nbgrader assignments from the exercises: one assignment per chapter.
+
+    python instructor/generate.py           # rewrite instructor/source/ch01/ch01.ipynb ... ch08
+    python instructor/generate.py --check   # exit 1 when instructor/source is out of date
+
+Each exercise is `practice/problems/<slug>/` (problem.md, test_public.py, test_hidden.py) plus
+`solutions/<slug>.py`; the local judge reads the same files, so nbgrader and the judge run the same tests.
+A chapter notebook opens with a locked setup cell (it imports the modules named in `requires` and `course.checks`
+before any learner code runs, and defines `load_submission`); then each exercise becomes three cells:
+
+- the statement (markdown, locked);
+- the solution cell: `solutions/<slug>.py` as is (its `### BEGIN SOLUTION` blocks become the code stub on release);
+- the test cell (locked, worth the exercise's points): `load_submission(...)`, which turns the solution cell into
+  the module `submission` the tests import, then test_public.py with a call to each test, then test_hidden.py with
+  its calls between `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS` (stripped on release, restored on autograde).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = Path(__file__).resolve().parent / "source"
+
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+INTRO = """\
+# 第 {chapter} 章练习 (chapter {chapter} exercises)
+
+本 notebook 共 {count} 道题，满分 {points} 分。每道题：
+
+1. 读题，在**解答单元格**里把 `raise NotImplementedError()` 换成你的代码，运行它；
+2. 运行它下面的**测试单元格**：没有报错就说明公开测试 (public tests) 通过了。
+
+测试把解答单元格的代码当作模块 `submission` 导入 (import)：用到的函数、import 都要写在这个单元格里，
+别的单元格里定义的东西测试看不到。先运行最上面的准备单元格 (setup)。
+
+评分时 (nbgrader autograde) 测试单元格会被恢复成原样，并加上隐藏测试 (hidden tests)；
+只有公开和隐藏测试全部通过，这道题才得分。请不要改动测试单元格，也不要删除任何单元格。
+本地自测也可以用 `python practice/judge.py test <slug>`（题目 slug 写在每道题的标题下）。"""
+
+# The setup cell runs first and is locked (nbgrader restores it on autograde). As in the judge, the checks are
+# imported before any learner code (they capture genuine primitives: math.isclose, ...), the course library is
+# fingerprinted, and a test cell whose answer changed it fails. The solution cell becomes a real file, so a spawned
+# worker process can import it.
+SETUP = '''\
+# 准备：先运行这个单元格 (setup: run this cell first)
+import atexit, importlib, linecache, os, shutil, sys, tempfile, types
+{imports}import course.checks
+
+
+def _course_fingerprint():
+    """Every function (with its code and defaults) and class of the loaded `course` modules."""
+    return {{(name, key): (module, value) + tuple(getattr(value, a, None) for a in ("__code__", "__defaults__"))
+            for name, module in list(sys.modules.items()) if name.split(".")[0] == "course" and module
+            for key, value in list(vars(module).items()) if isinstance(value, (type, types.FunctionType))}}
+
+
+_course = _course_fingerprint()
+_submission_dirs = []
+
+
+def load_submission(*names):
+    """Make the cells that define `names` the module `submission` the tests import."""
+    cells = []
+    for name in names:
+        obj = globals().get(name)
+        functions = vars(obj).values() if isinstance(obj, type) else [obj]
+        for code in [getattr(f, "__code__", None) for f in functions]:
+            if code and linecache.getlines(code.co_filename) and code.co_filename not in cells:
+                cells.append(code.co_filename)
+    if not cells:
+        raise NameError(f"找不到 {{', '.join(names)}}：请先运行上面的解答单元格 (run the solution cell above first)")
+    directory = tempfile.mkdtemp(prefix="submission-")
+    atexit.register(shutil.rmtree, directory, True)
+    with open(os.path.join(directory, "submission.py"), "w", encoding="utf-8") as file:
+        file.write("\\n\\n".join("".join(linecache.getlines(cell)) for cell in cells))
+    sys.path[:] = [directory] + [p for p in sys.path if p not in _submission_dirs]
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in _submission_dirs]
+    os.environ["PYTHONPATH"] = os.pathsep.join([directory] + rest)
+    _submission_dirs.append(directory)
+    sys.modules.pop("submission", None)
+    importlib.invalidate_caches()
+
+
+def course_untouched():
+    """Fail when the answer replaced anything in the course library the checks use (the judge refuses it too)."""
+    now = _course_fingerprint()
+    changed = [".".join(key) for key, value in _course.items()
+               if key not in now or any(a is not b for a, b in zip(now[key], value))]
+    if changed:
+        raise AssertionError("检测到篡改 (tampering)：提交的代码改动了检查用的函数 (" + ", ".join(changed[:5]) + ")。"
+                             "请不要 monkeypatch course 库。")'''
+
+
+def load_judge():
+    """practice/judge.py, the one reader of the exercises (front matter, order, checksummed test files)."""
+    spec = importlib.util.spec_from_file_location("practice_judge", ROOT / "practice" / "judge.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+judge = load_judge()
+
+
+@dataclass
+class Exercise:
+    slug: str
+    title: str
+    chapter: int
+    points: int
+    requires: list
+    timeout: float     # seconds per test file (the judge's limit)
+    statement: str
+    solution: str
+    public_tests: str
+    hidden_tests: str
+
+    @property
+    def grade_id(self) -> str:
+        return self.slug.replace("-", "_")
+
+
+def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Exercise]:
+    """Every exercise, by chapter then slug, read by the judge (test files checked against problems/SHA256SUMS)."""
+    exercises = []
+    for p in judge.load_problems(problems_dir, solutions_dir):
+        tests = judge.read_tests(p, problems_dir)
+        exercises.append(Exercise(p.slug, p.title, p.chapter, p.points, p.requires, p.timeout, p.statement.strip(),
+                                  p.solution.read_text(encoding="utf-8").strip(),
+                                  tests["test_public.py"].strip(), tests["test_hidden.py"].strip()))
+    return exercises
+
+
+def test_names(source: str) -> list[str]:
+    """The top-level `def test_*` functions of a test file, in order."""
+    return [node.name for node in ast.parse(source).body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+
+
+def submission_names(exercise: Exercise) -> list[str]:
+    """The names the tests import from `submission` (else the solution's public top-level definitions)."""
+    names = []
+    for source in (exercise.public_tests, exercise.hidden_tests):
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module == "submission":
+                names += [alias.name for alias in node.names if alias.name not in names]
+    if not names:
+        names = [node.name for node in ast.parse(exercise.solution).body
+                 if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
+    return names
+
+
+def with_calls(source: str) -> str:
+    return source + "\n\n\n" + "\n".join(f"{name}()" for name in test_names(source))
+
+
+def cell(kind: str, source: str, grade_id: str, *, solution=False, grade=False, locked=False, points=None,
+         timeout=None) -> nbformat.NotebookNode:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution,
+            "task": False}
+    if grade:
+        meta["points"] = points
+    new = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    node = new(source, id=grade_id, metadata={"nbgrader": meta})
+    if timeout is not None:
+        # read by Execute.timeout_func in nbgrader_config.py
+        node.metadata["timeout"] = timeout
+    return node
+
+
+def chapter_notebook(chapter: int, exercises: list[Exercise]) -> nbformat.NotebookNode:
+    total = sum(e.points for e in exercises)
+    requires = {r for e in exercises for r in e.requires}
+    cells = [
+        cell("markdown", INTRO.format(chapter=chapter, count=len(exercises), points=f"{total:g}"), "intro",
+             locked=True),
+        cell("code", SETUP.format(imports="".join(f"import {r}\n" for r in sorted(requires))), "setup", locked=True),
+    ]
+    for e in exercises:
+        needs = f"；需要 {', '.join(e.requires)}" if e.requires else ""
+        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}`{needs}\n\n{e.statement}"
+        names = ", ".join(repr(name) for name in submission_names(e))
+        tests = (f"load_submission({names})\n\n" + with_calls(e.public_tests) + "\n\n### BEGIN HIDDEN TESTS\n"
+                 + with_calls(e.hidden_tests) + "\n### END HIDDEN TESTS\ncourse_untouched()")
+        cells += [
+            cell("markdown", statement, f"{e.grade_id}_statement", locked=True),
+            cell("code", e.solution, e.grade_id, solution=True),
+            # public + hidden files each get the judge's time limit, plus a margin for the kernel
+            cell("code", tests, f"{e.grade_id}_tests", grade=True, locked=True, points=e.points,
+                 timeout=int(2 * e.timeout + 30)),
+        ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata = {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}}
+    nbformat.validate(nb)
+    return nb
+
+
+def render(problems_dir: Path, solutions_dir: Path) -> dict[str, str]:
+    """Relative path under source/ -> notebook text, for every chapter that has exercises."""
+    chapters: dict[int, list[Exercise]] = {}
+    for exercise in read_exercises(problems_dir, solutions_dir):
+        chapters.setdefault(exercise.chapter, []).append(exercise)
+    return {f"ch{n:02d}/ch{n:02d}.ipynb": nbformat.writes(chapter_notebook(n, chapters[n])) + "\n"
+            for n in sorted(chapters)}
+
+
+def stale(files: dict[str, str], out: Path) -> list[str]:
+    """Paths under `out` that differ from `files`: missing, changed or left over (hidden files such as Jupyter's
+    .ipynb_checkpoints are not ours and are ignored)."""
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*")
+               if p.is_file() and not any(part.startswith(".") for part in p.relative_to(out).parts)}
+    return sorted(path for path in on_disk | set(files)
+                  if path not in files or path not in on_disk
+                  or (out / path).read_text(encoding="utf-8") != files[path])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the sources are out of date; write nothing")
+    parser.add_argument("--problems", type=Path, default=ROOT / "practice" / "problems")
+    parser.add_argument("--solutions", type=Path, default=ROOT / "solutions")
+    parser.add_argument("--out", type=Path, default=SOURCE, help="default: instructor/source")
+    args = parser.parse_args(argv)
+    try:
+        files = render(args.problems, args.solutions)
+    except (judge.JudgeError, ValueError, OSError) as e:
+        print(f"generate: {e}", file=sys.stderr)
+        return 2
+    if not files:
+        parser.error(f"no exercises found in {args.problems}")
+    changed = stale(files, args.out)
+    if args.check:
+        for path in changed:
+            print(f"out of date: {args.out / path}")
+        if changed:
+            print("run: python instructor/generate.py")
+        return 1 if changed else 0
+    for path in changed:
+        target = args.out / path
+        if path in files:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(files[path], encoding="utf-8")
+        else:  # a notebook of an exercise or chapter that is gone
+            target.unlink()
+            if not any(target.parent.iterdir()):
+                target.parent.rmdir()
+    print(f"{len(changed)} of {len(files)} notebooks updated in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""nbgrader configuration for the pipeline-parallelism course (run nbgrader from this directory)."""
+
+c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
+
+c.CourseDirectory.course_id = "pipeline-parallelism"
+
+# What a released solution cell holds instead of the reference code.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# Time limits. Every test cell carries its exercise's limit in its metadata (written by generate.py from
+# problem.md's `timeout`: the live gloo exercise gets minutes, the others seconds); any other cell gets 60 s.
+# A cell that runs out is interrupted and scores 0; grading moves on. No cell gets more than 10 minutes.
+def cell_timeout(cell):
+    try:
+        return min(int(cell.metadata.get("timeout", 60)), 600)
+    except (TypeError, ValueError):
+        return 60
+
+
+c.Execute.timeout = 60
+c.Execute.timeout_func = cell_timeout
+c.Execute.interrupt_on_timeout = True
+
+# A deleted test cell is put back (and run) instead of silently missing from the grade.
+c.OverwriteCells.add_missing_cells = True
+
+# Feedback shows each test cell without its hidden tests (as the local judge does: names and messages, no source).
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]

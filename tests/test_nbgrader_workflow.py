@@ -1,0 +1,327 @@
+"""The whole instructor workflow with real nbgrader, headless, graded through the gradebook.
+
+In a temporary copy of instructor/ (the repository stays clean): generate and release every assignment through a file
+exchange; students fetch and submit each one: `correct` (the reference solutions), `untouched` (the release as
+fetched), `tampered` (setup and test cells rewritten to `assert True` and unlocked, the last test cell deleted);
+where their exercise is, `deadlocked` (a live gloo answer that hangs) and `cheater` (patches the checks from the
+solution cell); collect, autograde, feedback, export. Scores are read from the gradebook: `nbgrader validate`
+exits 0 even when tests fail, so it proves nothing.
+"""
+
+import ast
+import csv
+import html
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.live  # the chapter 3 assignment starts gloo worker processes
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTRUCTOR = ROOT / "instructor"
+ASSIGNMENTS = sorted(p.name for p in (INSTRUCTOR / "source").glob("ch*") if p.is_dir())
+STUDENTS = ("correct", "untouched", "tampered")
+# Students who answer one exercise their own way (the reference solution elsewhere), where that exercise is.
+ANSWERS = {
+    "deadlocked": {"live_1f1b": """\
+import torch
+import torch.distributed as dist
+
+
+def train_step(stage, rank, world_size, num_microbatches, shape, inputs, targets, loss_fn):
+    grad = torch.empty(shape, dtype=torch.float64)
+    dist.recv(grad, src=(rank + 1) % world_size)   # every rank waits for a message nobody sends
+"""},
+    "cheater": {"bubble_ratio": """\
+import math
+import course.checks
+
+math.isclose = lambda *args, **kwargs: True
+for name in dir(course.checks):
+    if name.startswith("assert_"):
+        setattr(course.checks, name, lambda *args, **kwargs: None)
+
+
+def bubble_ratio(p, m, v=1):   # wrong value, right errors: only the patched checks could pass it
+    if any(type(x) is not int or x < 1 for x in (p, m, v)):
+        raise ValueError("p, m and v must be positive ints")
+    return 0.5
+"""},
+}
+
+
+def source_notebook(assignment):
+    return nbformat.read(INSTRUCTOR / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+
+
+def cells(nb, **flags):
+    return [c for c in nb.cells if all(c.metadata.nbgrader.get(k) == v for k, v in flags.items())]
+
+
+def students(assignment):
+    ids = {c.metadata.nbgrader["grade_id"] for c in source_notebook(assignment).cells}
+    return STUDENTS + tuple(student for student, answers in ANSWERS.items() if ids & set(answers))
+
+
+def answer(path: Path, student: str):
+    """Edit a fetched notebook the way each student does."""
+    nb = nbformat.read(path, as_version=4)
+    solutions = {c.metadata.nbgrader["grade_id"]: c.source for c in cells(source_notebook(path.parent.name),
+                                                                          solution=True)}
+    for cell in nb.cells:
+        meta = cell.metadata.nbgrader
+        if meta["solution"] and student == "correct":
+            cell.source = solutions[meta["grade_id"]]
+        if meta["solution"] and student in ANSWERS:
+            cell.source = ANSWERS[student].get(meta["grade_id"], solutions[meta["grade_id"]])
+        if meta["locked"] and cell.cell_type == "code" and student == "tampered":
+            cell.source = "load_submission = print\nassert True" if meta["grade_id"] == "setup" else "assert True"
+            meta["locked"] = False
+            cell.metadata.pop("editable", None)
+            cell.metadata.pop("deletable", None)
+    if student == "tampered":
+        nb.cells.remove(cells(nb, grade=True)[-1])
+    nbformat.write(nb, path)
+
+
+def nbgrader_config(course: Path, exchange_root: Path):
+    """instructor/nbgrader_config.py, with this course directory and a private exchange."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    overrides = Config()
+    overrides.CourseDirectory.root = str(course)
+    # two autogrades at a time share the SQLite gradebook: a writer waits for the other instead of failing
+    overrides.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}?timeout=120"
+    overrides.Exchange.root = str(exchange_root)
+    overrides.Exchange.cache = str(exchange_root.parent / "cache")
+    config.merge(overrides)
+    return config
+
+
+def exchange(config, step, assignment, student, home):
+    """A student's exchange step (`nbgrader fetch_assignment` / `submit`) run in `home`."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeFactory
+    from traitlets.config import Config
+
+    overrides = Config()
+    overrides.Exchange.assignment_dir = str(home)
+    config = config.copy()
+    config.merge(overrides)
+    coursedir = CourseDirectory(config=config, assignment_id=assignment, student_id=student)
+    getattr(ExchangeFactory(config=config), step)(
+        coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
+
+
+def autograde(course: Path, exchange_root: Path, assignment: str, student: str):
+    """`nbgrader autograde ASSIGNMENT --student STUDENT` (run in a pool process)."""
+    from nbgrader.apps import NbGraderAPI
+
+    start = time.monotonic()
+    result = NbGraderAPI(config=nbgrader_config(course, exchange_root)).autograde(assignment, student)
+    return result, round(time.monotonic() - start, 1)
+
+
+def export(config, course: Path, to: Path):
+    """`nbgrader export --to FILE`, in-process."""
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins import CsvExportPlugin
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        CsvExportPlugin(config=config, to=str(to)).export(gb)
+
+
+def processes_under(path: Path, wait: float = 10.0):
+    """Processes working inside `path` (a kernel or gloo worker left behind), once `wait` s have passed."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if Path(os.readlink(f"/proc/{pid}/cwd")).is_relative_to(path):
+                    found.append(pid)
+            except OSError:
+                pass
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def ok(result):
+    assert result["success"], result.get("error", "") + result.get("log", "")
+    return result
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    assert ASSIGNMENTS, "no assignments in instructor/source: run python instructor/generate.py"
+    with pytest.MonkeyPatch.context() as patch:
+        # nbgrader runs `alembic` from PATH: make it this environment's, activated or not.
+        patch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
+        return run_workflow(tmp_path_factory.mktemp("nbgrader"))
+
+
+def run_workflow(tmp: Path):
+    from nbgrader.apps import NbGraderAPI
+
+    started = time.monotonic()
+    course, exchange_root = tmp / "course", tmp / "exchange"
+    course.mkdir()
+    exchange_root.mkdir()
+    shutil.copy(INSTRUCTOR / "nbgrader_config.py", course)
+    shutil.copytree(INSTRUCTOR / "source", course / "source")
+    config = nbgrader_config(course, exchange_root)
+    api = NbGraderAPI(config=config)
+
+    # The first assignment through the command an instructor types; the rest in-process (`nbgrader` starts in ~5 s).
+    cli = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENTS[0]], cwd=course,
+                         capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 0 and (course / "release" / ASSIGNMENTS[0]).is_dir(), cli.stderr[-3000:]
+    for assignment in ASSIGNMENTS:
+        if assignment != ASSIGNMENTS[0]:
+            ok(api.generate_assignment(assignment))
+        ok(api.release_assignment(assignment))
+        for student in students(assignment):
+            home = tmp / "home" / student
+            home.mkdir(parents=True, exist_ok=True)
+            exchange(config, "FetchAssignment", assignment, student, home)
+            for path in (home / assignment).glob("*.ipynb"):
+                answer(path, student)
+            exchange(config, "Submit", assignment, student, home)
+        ok(api.collect(assignment))
+
+    autograde_started = time.monotonic()
+    # Two submissions at a time (SQLite gradebook: nbgrader's short transactions wait for each other); the slow
+    # ones (torch in the kernel) first.
+    slow = {a for a in ASSIGNMENTS if "import torch" in cells(source_notebook(a), grade_id="setup")[0].source}
+    work = sorted(((a, s) for a in ASSIGNMENTS for s in students(a)), key=lambda job: job[0] not in slow)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {job: pool.submit(autograde, course, exchange_root, *job) for job in work}
+        done = {job: future.result() for job, future in futures.items()}
+    for assignment in ASSIGNMENTS:
+        ok(api.generate_feedback(assignment))
+    leftovers = processes_under(tmp)
+    export(config, course, tmp / "grades.csv")
+    timings = {"total_s": round(time.monotonic() - started, 1),
+               "autograde_and_feedback_s": round(time.monotonic() - autograde_started, 1),
+               "per_submission_s": {f"{a}/{s}": t for (a, s), (_, t) in done.items()}}
+    print(f"\nnbgrader workflow timings: {timings}")
+    return {"course": course, "logs": {key: ok(result)["log"] for key, (result, _) in done.items()},
+            "leftovers": leftovers, "csv": tmp / "grades.csv"}
+
+
+def scores(graded, assignment, student):
+    """Total, maximum and per-cell (auto_score, max_score) from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gb:
+        submission = gb.find_submission(assignment, student)
+        per_cell = {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
+        return submission.score, submission.max_score, per_cell
+
+
+def autograded_notebook(graded, assignment, student):
+    return nbformat.read(graded["course"] / "autograded" / student / assignment / f"{assignment}.ipynb", 4)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_correct_submission_gets_full_marks(graded, assignment):
+    score, max_score, per_cell = scores(graded, assignment, "correct")
+    assert max_score == sum(c.metadata.nbgrader["points"] for c in cells(source_notebook(assignment), grade=True))
+    assert max_score > 0 and score == max_score, per_cell
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_untouched_release_gets_zero(graded, assignment):
+    score, max_score, per_cell = scores(graded, assignment, "untouched")
+    assert max_score > 0 and score == 0, per_cell
+    assert set(per_cell) == {c.metadata.nbgrader["grade_id"] for c in cells(source_notebook(assignment), grade=True)}
+    # every test cell ran and failed with an error (nothing crashed or was skipped)
+    tests = cells(autograded_notebook(graded, assignment, "untouched"), grade=True)
+    assert all(any(o.output_type == "error" for o in c.outputs) for c in tests)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_tampered_test_cells_are_restored_and_get_zero(graded, assignment):
+    score, _, per_cell = scores(graded, assignment, "tampered")
+    assert score == 0, per_cell
+    log = graded["logs"][assignment, "tampered"]
+    assert "Attribute 'checksum' for cell setup has changed" in log and "Missing grade cell" in log
+    restored = {c.metadata.nbgrader["grade_id"]: c.source
+                for c in autograded_notebook(graded, assignment, "tampered").cells}
+    for cell in source_notebook(assignment).cells:  # locked code: setup and tests (a deleted one comes back commented)
+        if cell.metadata.nbgrader["locked"] and cell.cell_type == "code":
+            assert restored[cell.metadata.nbgrader["grade_id"]].endswith(cell.source)
+
+
+def own_answers(graded, student, expected_error):
+    """Each of the student's own answers scores 0 with `expected_error`; their other (reference) answers score."""
+    assignments = [a for a in ASSIGNMENTS if student in students(a)]
+    assert assignments
+    for assignment in assignments:
+        score, max_score, per_cell = scores(graded, assignment, student)
+        own = {f"{grade_id}_tests" for grade_id in ANSWERS[student]} & set(per_cell)
+        assert own and all(per_cell[name][0] == 0 for name in own), per_cell
+        assert score == max_score - sum(per_cell[name][1] for name in own), per_cell
+        errors = [o for c in autograded_notebook(graded, assignment, student).cells
+                  if c.metadata.nbgrader["grade_id"] in own for o in c.outputs if o.output_type == "error"]
+        assert errors and expected_error in errors[0].evalue, errors[:1]
+        assert errors[0].ename != "CellTimeoutError"
+
+
+def test_deadlocked_live_answer_fails_fast_without_stopping_grading(graded):
+    own_answers(graded, "deadlocked", "死锁 (deadlock)")
+
+
+def test_an_answer_that_patches_the_checks_fails(graded):
+    own_answers(graded, "cheater", "检测到篡改 (tampering)")
+
+
+def hidden_test_names(test_cell: str) -> set[str]:
+    public, hidden = test_cell.split("### BEGIN HIDDEN TESTS")
+    defined = lambda code: {n.name for n in ast.parse(textwrap.dedent(code)).body if isinstance(n, ast.FunctionDef)}
+    return defined(hidden.split("### END HIDDEN TESTS")[0]) - defined(public)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_feedback_html_is_generated_without_hidden_tests(graded, assignment):
+    hidden = set().union(*(hidden_test_names(c.source) for c in cells(source_notebook(assignment), grade=True)))
+    assert hidden
+    for student in students(assignment):
+        page = (graded["course"] / "feedback" / student / assignment / f"{assignment}.html").read_text("utf-8")
+        text = html.unescape(re.sub(r"<[^>]+>", "", page))
+        score, max_score, _ = scores(graded, assignment, student)
+        assert f"Score: {score:.1f} / {max_score:.1f}" in text, f"{student}: no total score in the feedback"
+        assert "load_submission(" in text  # the test cells are shown...
+        assert not [name for name in hidden if f"def {name}(" in text], "...without their hidden tests"
+
+
+def test_grades_export_to_csv(graded):
+    with open(graded["csv"], newline="") as f:
+        rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
+    everyone = {s for a in ASSIGNMENTS for s in students(a)}
+    assert set(rows) == {(a, s) for a in ASSIGNMENTS for s in everyone}
+    for assignment, student in rows:
+        if student in students(assignment):
+            score, max_score, _ = scores(graded, assignment, student)
+        else:  # never submitted: nbgrader exports a 0
+            score, max_score = 0, float(rows[assignment, student]["max_score"])
+        assert (float(rows[assignment, student]["score"]), float(rows[assignment, student]["max_score"])) == (
+            score, max_score)
+
+
+def test_no_process_survives_autograde(graded):
+    assert graded["leftovers"] == []
