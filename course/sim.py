@@ -18,6 +18,7 @@ This module must not import torch: the CLI and the notebooks import it on every 
 
 from __future__ import annotations
 
+import gc
 import heapq
 
 from .costs import Costs
@@ -40,11 +41,16 @@ class _Malformed(Exception):
 def simulate(plan: Plan, costs: Costs | None = None) -> Timeline:
     """Simulate ``plan``; return its Timeline.  Raises PlanError for a malformed plan, DeadlockError when stuck."""
     costs = costs or Costs()
+    collecting = gc.isenabled()
+    gc.disable()          # the loop makes ~10^5 short-lived tuples and no cycles: don't rescan the plan meanwhile
     try:
         return _run(plan, costs)
     except (_Malformed, LookupError, TypeError, AttributeError):
         plan.validate()   # raises PlanError naming the first violation
         raise
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _run(plan: Plan, costs: Costs) -> Timeline:
@@ -75,21 +81,21 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
         add_start, add_end = starts[r].append, ends[r].append
         while i < n:                                       # run rank r until a step waits for a missing input
             step = steps[i]
-            ops = (step,) if type(step) is Op else step.ops
+            ops = (step,) if type(step) is Op else step     # an Overlap iterates over its two ops
             start, dur, missing = t_free, 0.0, -1
             for op in ops:
                 kind, mb, s = op
                 rid, base = route_id[mb], mb * S
                 if kind == "F":                                # F waits for F of the previous stage
                     q = prev_of[rid][s]
-                    key, dep, local = (base + s) * 3, (base + q) * 3 if q >= 0 else -1, -1
+                    key, dep, local, durs = (base + s) * 3, (base + q) * 3 if q >= 0 else -1, -1, dur_f
                 elif kind == "B":                              # B waits for its own F and B of the next stage
                     q = next_of[rid][s]
-                    key, dep = (base + s) * 3 + 1, (base + q) * 3 + 1 if q >= 0 else -1
+                    key, dep, durs = (base + s) * 3 + 1, (base + q) * 3 + 1 if q >= 0 else -1, dur_b
                     local = key - 1
                 elif kind == "W":                              # W waits for its own B
-                    key = (base + s) * 3 + 2
-                    dep, local = -1, key - 1
+                    key, dep, durs = (base + s) * 3 + 2, -1, dur_w
+                    local = key - 1
                 else:
                     raise _Malformed
                 if dep >= 0:                                   # the input from another stage, most often missing
@@ -97,7 +103,7 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
                     if t is None:
                         missing = dep
                         break
-                    if owner[q] != r:
+                    if comm and owner[q] != r:
                         t += comm
                     if t > start:
                         start = t
@@ -111,7 +117,7 @@ def _run(plan: Plan, costs: Costs) -> Timeline:
                 # checked only once the op can run: a malformed op raises before anything is recorded
                 if not (0 <= mb < m and 0 <= s < S and owner[s] == r and on_route[rid][s]) or done[key] is not None:
                     raise _Malformed
-                dur += (dur_f if kind == "F" else dur_b if kind == "B" else dur_w)[s] * scale[mb]
+                dur += durs[s] * scale[mb]
             if missing >= 0:
                 if waiting[missing] is None:
                     waiting[missing] = [r]

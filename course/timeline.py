@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import NamedTuple
 
-from .plan import KIND_INDEX, Op, Overlap, Plan, Step
+from .plan import Op, Overlap, Plan, Step
 
 
 class Span(NamedTuple):
@@ -59,10 +59,10 @@ class Timeline:
         for steps in self.steps:
             if steps and Overlap not in map(type, steps):         # the common case: columns in one go
                 kinds, _, stages = zip(*steps)
-                code = np.fromiter(map(KIND_INDEX.__getitem__, kinds), np.int8, len(kinds))
+                code = np.frombuffer("".join(kinds).encode(), dtype=np.uint8)   # one byte per kind letter
                 sizes = act[np.fromiter(stages, np.int64, len(stages))]
-                up = np.where(code == 0, sizes, 0.0)
-                down = np.where(code == KIND_INDEX[self.release], sizes, 0.0)
+                up = np.where(code == ord("F"), sizes, 0.0)
+                down = np.where(code == ord(self.release), sizes, 0.0)
             else:                                                 # overlapped pairs: allocate first, free last
                 pairs = [(st,) if type(st) is Op else st.ops for st in steps]
                 up = np.array([sum(act[o.stage] for o in ops if o.kind == "F") for ops in pairs])
