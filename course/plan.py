@@ -153,7 +153,7 @@ class Plan:
 
     def chunk_of_stage(self) -> dict[int, int]:
         """The model chunk each stage computes: its position along the routes that use it."""
-        return {s: k for route in self.routes for k, s in enumerate(route)}
+        return {s: k for route in {tuple(r) for r in self.routes} for k, s in enumerate(route)}
 
     def route_links(self) -> tuple[list[int], list[list[int]], list[list[int]], list[bytearray]]:
         """Per distinct route: the stage before and after each stage (-1 where none) and a membership mask.
