@@ -1,0 +1,308 @@
+"""The live runtime: launcher failures, gradient parity on every schedule, emulated timing, the deadlock watchdog,
+the torch.distributed.pipelining bridge and the CLI.  Sized for two shared cores: p <= 4, a tiny model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import torch
+import torch.distributed as dist
+
+from course.costs import Costs
+from course.live import (DeadlockDetected, JobTimeout, WorkerError, launch, run_plan, step_durations,
+                         stray_workers)
+from course.live.executor import select_device
+from course.live.model import ModelConfig, max_grad_error, reference_grads
+from course.plan import Plan
+from course.schedules import build
+from course.sim import simulate
+
+pytestmark = pytest.mark.live
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---- launcher targets (top level: workers import them by name) ------------------------------------
+def rank_sum(rank, world_size, scale):
+    t = torch.tensor([float(rank)])
+    dist.all_reduce(t)
+    return (rank, world_size, scale * t.item())
+
+
+def raise_on_rank_one(rank, world_size):
+    if rank == 1:
+        raise KeyError("boom from rank one")
+    dist.barrier()
+    return rank
+
+
+def die_on_rank_zero(rank, world_size):
+    if rank == 0:
+        os._exit(7)
+    dist.barrier()
+
+
+def recv_from_each_other(rank, world_size):
+    buf = torch.zeros(1)
+    dist.recv(buf, 1 - rank)   # both wait to receive first: a classic deadlock
+
+
+def sleep_long(rank, world_size):
+    time.sleep(600)
+
+
+def _no_workers_left():
+    """Every process this test process started is gone, except the launcher's warm zygote (checked with psutil,
+    independently of the launcher's own stray_workers())."""
+    if stray_workers():
+        return False
+    for c in psutil.Process().children(recursive=True):
+        try:
+            cmd = " ".join(c.cmdline())
+        except psutil.NoSuchProcess:
+            continue
+        except psutil.ZombieProcess:
+            return False
+        if "course.live.zygote" not in cmd:
+            return False
+    return True
+
+
+# ---- launcher ----------------------------------------------------------------------------------
+def test_launch_returns_each_ranks_value():
+    assert launch(rank_sum, 3, args=(2.0,)) == [(0, 3, 6.0), (1, 3, 6.0), (2, 3, 6.0)]
+
+
+def test_worker_exception_comes_back_with_rank_and_traceback():
+    with pytest.raises(WorkerError) as e:
+        launch(raise_on_rank_one, 2, timeout=30)
+    assert e.value.rank == 1 and e.value.exc_type == "KeyError"
+    assert "boom from rank one" in str(e.value) and "raise_on_rank_one" in e.value.traceback
+    assert _no_workers_left()
+
+
+def test_worker_that_dies_is_reported():
+    with pytest.raises(WorkerError) as e:
+        launch(die_on_rank_zero, 2, timeout=30)
+    assert e.value.rank == 0 and e.value.exc_type == "ProcessDied"
+    assert _no_workers_left()
+
+
+def test_generic_deadlock_detected_from_idle_cpu():
+    t0 = time.monotonic()
+    with pytest.raises(DeadlockDetected) as e:
+        launch(recv_from_each_other, 2, timeout=60, stall=2.0)
+    assert time.monotonic() - t0 < 30
+    assert set(e.value.states) == {0, 1}
+    assert all("recv" in s and "recv_from_each_other" in s for s in e.value.states.values()), e.value.states
+    assert _no_workers_left()
+
+
+def test_timeout_ends_the_job():
+    with pytest.raises(JobTimeout) as e:
+        launch(sleep_long, 2, timeout=3, stall=None)
+    assert not isinstance(e.value, DeadlockDetected)
+    assert "sleep" in e.value.states[0]
+    assert _no_workers_left()
+
+
+def test_launcher_replaces_a_dead_zygote():
+    from course.live.launcher import _Zygote
+
+    launch(rank_sum, 2, args=(1.0,))
+    _Zygote.proc.kill()       # the warm forking process is gone (killed, crashed): the next job starts a new one
+    _Zygote.proc.wait()
+    assert launch(rank_sum, 2, args=(1.0,)) == [(0, 2, 1.0), (1, 2, 1.0)]
+    assert _no_workers_left()
+
+
+def test_bad_targets_and_arguments_are_refused():
+    with pytest.raises(ValueError, match="importable module"):
+        launch(lambda r, w: r, 2)
+    with pytest.raises(ValueError, match="world_size"):
+        launch(rank_sum, 0)
+    with pytest.raises(ValueError, match="backend"):
+        launch(rank_sum, 2, backend="mpi")
+
+
+# ---- parity on every schedule ---------------------------------------------------------------------
+PLANS = [("gpipe", 4, 4, {}), ("1f1b", 4, 8, {}), ("interleaved", 2, 4, {"v": 2}), ("zb-h1", 4, 8, {}),
+         ("zb-h2", 4, 8, {}), ("zbv", 2, 4, {}), ("dualpipe", 2, 4, {}), ("dualpipev", 2, 4, {})]
+
+
+@pytest.mark.parametrize("name,p,m,kw", PLANS, ids=[x[0] for x in PLANS])
+def test_gradient_parity(name, p, m, kw):
+    plan = build(name, p, m, **kw)
+    res = run_plan(plan)
+    assert res.grad_ok and res.max_abs_err < 1e-12, res
+    for r in range(p):   # the measured order is the plan's order
+        assert res.timeline.ops(r) == [str(s) for s in plan.ranks[r]]
+    assert res.timeline.unit == "s" and res.measured_makespan > 0
+
+
+def test_hand_written_split_plan_with_several_stages_per_rank():
+    # Two ranks, four stages in a V (rank 0: stages 0 and 3), B/W split, W deferred to the end.
+    text = """F0.s0 F1.s0 F0.s3 B0.s3 F1.s3 B1.s3 B0.s0 B1.s0 W0.s3 W1.s3 W0.s0 W1.s0
+              F0.s1 F1.s1 F0.s2 F1.s2 B0.s2 B0.s1 B1.s2 B1.s1 W0.s2 W0.s1 W1.s2 W1.s1"""
+    plan = Plan.parse(text, placement=[[0, 3], [1, 2]])
+    res = run_plan(plan, blocks_per_stage=1, width=8)
+    assert res.grad_ok, res
+
+
+def test_gradient_check_detects_a_wrong_gradient():
+    cfg = ModelConfig()
+    ref = reference_grads(cfg, 2, 4)
+    got = {k: [g.clone() for g in gs] for k, gs in enumerate(ref)}
+    assert max_grad_error(got, ref) == 0.0
+    got[1][0][0, 0] += 1e-6
+    assert max_grad_error(got, ref) == pytest.approx(1e-6)
+    with pytest.raises(ValueError, match="chunks"):
+        max_grad_error({0: got[0]}, ref)
+
+
+def test_micro_batch_loss_scaling_gives_the_batch_loss():
+    res = run_plan(build("1f1b", 2, 4))
+    cfg = ModelConfig()
+    from course.live.model import Chunk, loss_fn, make_batch
+    x, y = make_batch(cfg, 4)
+    for k in range(2):
+        x = Chunk(k, cfg)(x)
+    assert sum(res.losses) / 4 == pytest.approx(loss_fn(x, y).item(), abs=1e-12)
+
+
+# ---- emulated device time ---------------------------------------------------------------------------
+def test_step_durations_match_the_simulator():
+    plan, costs = build("zb-h1", 4, 8), Costs(f=1, b=1.5, w=0.5)
+    sim = simulate(plan, costs)
+    durations = step_durations(plan, costs, unit_ms=10)
+    for r in range(4):
+        assert durations[r] == pytest.approx([(sp.end - sp.start) / 100 for sp in sim.spans[r]])
+
+
+def test_emulated_1f1b_lands_near_the_simulator():
+    # 40 ms per unit: the fixed cost of waking a process and passing a message stays small next to it even when
+    # two cores are shared by many jobs.
+    res = run_plan(build("1f1b", 4, 8), emulate=True, unit_ms=40)
+    assert res.grad_ok
+    assert res.simulated_makespan == pytest.approx(33 * 0.04)   # (m + p - 1) * (F + B) = 33 units of 40 ms
+    assert 0.85 <= res.ratio <= 1.25, res
+    assert res.timeline.peak_activations == [4, 3, 2, 1]
+
+
+def test_emulated_latency_delays_the_consumer():
+    costs = Costs(comm=1.0)   # one unit of latency per hop: 1F1B's round trips turn into idle time
+    res = run_plan(build("1f1b", 2, 4), costs, emulate=True, unit_ms=40)
+    assert res.simulated_makespan == pytest.approx(simulate(build("1f1b", 2, 4), costs).makespan * 0.04)
+    assert 0.85 <= res.ratio <= 1.25, res
+    # rank 1's first forward cannot start before rank 0's F0 ends plus one unit of latency
+    f0_rank0, f0_rank1 = res.timeline.spans[0][0], res.timeline.spans[1][0]
+    assert f0_rank1.start - f0_rank0.end >= 0.04 * 0.95
+
+
+# ---- blocking sends deadlock under 1F1B ---------------------------------------------------------------
+def test_blocking_send_1f1b_deadlock_is_reported_and_cleaned_up():
+    t0 = time.monotonic()
+    with pytest.raises(DeadlockDetected) as e:
+        run_plan(build("1f1b", 4, 8), blocking_send=True, timeout=80)
+    assert time.monotonic() - t0 < 90
+    states = e.value.states
+    assert set(states) == {0, 1, 2, 3}
+    assert all("blocked in send" in s for s in states.values()), states
+    assert "B0.s3: blocked in send of the gradient for B0.s2 to rank 2" in states[3]
+    assert "F1.s2: blocked in send of the activation for F1.s3 to rank 3" in states[2]
+    assert _no_workers_left()
+
+
+def test_blocking_send_gpipe_with_few_microbatches_still_runs():
+    # GPipe never has two neighbours sending to each other at once, so blocking sends are harmless there.
+    assert run_plan(build("gpipe", 2, 2), blocking_send=True).grad_ok
+
+
+# ---- torch.distributed.pipelining ------------------------------------------------------------------------
+TORCH = {"1f1b": "Schedule1F1B", "zb-h1": "ScheduleInterleavedZeroBubble", "interleaved": "ScheduleInterleaved1F1B",
+         "zbv": "ScheduleZBVZeroBubble", "dualpipev": "ScheduleDualPipeV"}
+
+
+@pytest.mark.parametrize("name,p,m,kw", [("1f1b", 4, 8, {}), ("zb-h1", 4, 8, {}), ("interleaved", 2, 4, {"v": 2}),
+                                         ("zbv", 2, 4, {}), ("dualpipev", 2, 4, {})], ids=list(TORCH))
+def test_torch_engine_parity(name, p, m, kw):
+    res = run_plan(build(name, p, m, **kw), engine="torch")
+    assert res.grad_ok, res
+    assert res.meta["torch_schedule"] == TORCH[name]
+    assert res.plan.split_backward == (name in ("zb-h1", "zbv", "dualpipev"))
+    assert res.plan.validate() is res.plan   # the order torch ran is a valid plan, simulated as such
+    if name == "1f1b":                       # torch's 1F1B runs exactly the textbook order
+        assert res.plan.ranks == build("1f1b", p, m).ranks
+
+
+def test_torch_engine_emulated_and_simulated_seconds():
+    res = run_plan(build("1f1b", 2, 4), emulate=True, unit_ms=10, engine="torch")
+    sim = res.simulated_seconds
+    assert sim.unit == "s" and sim.makespan == pytest.approx(res.simulated_makespan) == pytest.approx(0.15)
+    assert res.ratio >= 0.85, res   # padding makes every op at least its modelled length
+
+
+def test_torch_engine_refuses_what_it_has_no_class_for():
+    with pytest.raises(ValueError, match="zb-h2"):
+        run_plan(build("zb-h2", 4, 8), engine="torch")
+    with pytest.raises(ValueError, match="blocking"):
+        run_plan(build("1f1b", 2, 2), engine="torch", blocking_send=True)
+
+
+# ---- device and backend selection (the GPU path itself needs a GPU: benchmarks/gpu_check.sh) -----------
+def test_device_selection(monkeypatch):
+    assert select_device("cpu", "gloo", 3) == torch.device("cpu")
+    with pytest.raises(ValueError, match="nccl needs --device cuda"):
+        select_device("cpu", "nccl", 0)
+    with pytest.raises(ValueError, match="device must be"):
+        select_device("tpu", "gloo", 0)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="no CUDA device"):
+        select_device("cuda", "nccl", 0)
+    with pytest.raises(ValueError, match="no CUDA device"):   # refused before any process starts
+        run_plan(build("1f1b", 2, 2), backend="nccl", device="cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    assert select_device("cuda", "nccl", 3) == torch.device("cuda", 1)
+    assert chosen == [torch.device("cuda", 1)]
+    with pytest.raises(ValueError, match="nccl needs device cuda"):
+        run_plan(build("1f1b", 2, 2), backend="nccl")
+
+
+# ---- CLI and torchrun ------------------------------------------------------------------------------------
+def test_cli_json(capsys):
+    from course.cli import main
+
+    assert main(["live", "1f1b", "-p", "2", "-m", "4", "--emulate", "--unit-ms", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["grad_ok"] is True and out["max_abs_err"] < 1e-12
+    assert out["simulated_makespan"] == pytest.approx(15 * 0.01)
+    assert out["measured_makespan"] > 0 and out["simulated_unit"] == "s"
+
+
+def test_cli_errors_are_one_line(capsys):
+    from course.cli import main
+
+    assert main(["live", "1f1b", "-p", "2", "-m", "2", "--backend", "nccl"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "nccl" in err
+    assert main(["live", "1f1b", "-p", "4", "-m", "8", "--blocking-send", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["deadlock"] is True and set(out["states"]) == {"0", "1", "2", "3"}
+
+
+def test_torchrun_entry_point():
+    torchrun = Path(sys.executable).with_name("torchrun")
+    proc = subprocess.run([str(torchrun), "--nproc-per-node", "2", "-m", "course.live", "1f1b", "-m", "4", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["grad_ok"] is True and out["p"] == 2
