@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 
 # Subcommand modules, in the order `--help` lists them.
@@ -29,8 +28,6 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name in COMMANDS:
-        if importlib.util.find_spec(f"{__name__}.{name}") is None:  # INTEGRATION: remove once all land
-            continue
         importlib.import_module(f".{name}", __name__).add_parser(sub)
     return parser
 
