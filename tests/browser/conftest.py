@@ -139,7 +139,7 @@ class Lab:
         self._log_file.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")     # stopped after the browser tests: later tests count this process's children
 def lab(tmp_path_factory):
     """JupyterLab serving a scratch copy of course/chapters (the browser runs cells; the repository stays clean)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -151,7 +151,7 @@ def lab(tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser_context(tmp_path_factory):
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing; run tests/browser/setup.sh (installs Debian's chromium)")
