@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple, Sequence, Union
+from typing import NamedTuple, Sequence, Union
 
 KINDS = ("F", "B", "W")
 KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
@@ -315,8 +315,3 @@ class Plan:
             if not seen[(op.mb * S + op.stage) * 3 + KIND_INDEX[op.kind]]:
                 raise PlanError(f"missing op {op}: rank {owner[op.stage]} never runs it")
         raise AssertionError("unreachable: op count mismatch without a missing op")
-
-
-def plan_from_orders(orders: Iterable[Iterable[Step]], m: int, **kw) -> Plan:
-    """Build a plan from per-rank iterables of ops (what schedule functions produce)."""
-    return Plan([list(o) for o in orders], m, **kw)
