@@ -30,13 +30,13 @@ def _shade(color: str, k: int, n: int) -> tuple:
 
 
 def _chunks(tl: Timeline) -> tuple[dict, int]:
-    stages = sorted({op.stage for rs in tl.spans for sp in rs for op in ops_of(sp.step)})
-    per_rank = max((len({op.stage for sp in rs for op in ops_of(sp.step)}) for rs in tl.spans), default=1)
-    order = {}
-    for rs in tl.spans:
-        mine = sorted({op.stage for sp in rs for op in ops_of(sp.step)})
+    """({stage: its index among the stages of its rank}, most stages on one rank): chunk k gets the k-th shade."""
+    order, most = {}, 1
+    for steps in tl.steps:
+        mine = sorted({op.stage for st in steps for op in ops_of(st)})
         order.update({s: i for i, s in enumerate(mine)})
-    return ({s: order.get(s, 0) for s in stages}, per_rank)
+        most = max(most, len(mine))
+    return order, most
 
 
 def gantt(tl: Timeline, ax=None, title: str | None = None, labels: bool = True):

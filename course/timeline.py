@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import NamedTuple
 
+from .costs import Costs
 from .plan import Op, Overlap, Plan, Step
 
 
@@ -37,7 +38,7 @@ class Timeline:
                    name: str | None = None, unit: str = "s", meta: dict | None = None) -> "Timeline":
         """Build a timeline from per-rank spans (e.g. measured by the live runtime)."""
         if act is None:
-            act = {s: plan.p / plan.chunks for s in plan.chunk_of_stage()}
+            act = Costs().stage_tables(plan)["act"]
         return cls(plan.p, [[sp.start for sp in rs] for rs in spans], [[sp.end for sp in rs] for rs in spans],
                    [[sp.step for sp in rs] for rs in spans], act, "W" if plan.split_backward else "B",
                    name if name is not None else plan.name, unit, meta)
