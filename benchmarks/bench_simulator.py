@@ -81,7 +81,7 @@ def main():
     print(f"1f1b p={p} m={m} ({2 * p * m} ops): baseline {t_base:.3f}s, ours {t_ours:.3f}s "
           f"-> ratio {t_ours / t_base:.2f}x (target <= 1.0x); makespan {tl.makespan:g} in both")
     big = build("1f1b", p, 4 * m)
-    (t_small, t_big), _ = interleaved_best([lambda: simulate(plan, costs), lambda: simulate(big, costs)], repeat=2)
+    (t_small, t_big), _ = interleaved_best([lambda: simulate(plan, costs), lambda: simulate(big, costs)], repeat=4)
     print(f"growth: m={4 * m} vs m={m}: {t_big / t_small:.2f}x (target <= 4.6x for 4x the ops)")
 
 

@@ -66,14 +66,15 @@ class Costs:
             raise ValueError(f"mb_scale lists {len(self.mb_scale)} micro-batches but the plan has micro-batch {mb}")
         return self.mb_scale[mb]
 
-    def stage_tables(self, plan: Plan) -> dict[str, dict[int, float]]:
+    def stage_tables(self, plan: Plan, split_backward: bool | None = None) -> dict[str, dict[int, float]]:
         """Per-stage durations {"F": {stage: t}, "B": ..., "W": ..., "act": ...} for this plan.
 
-        In a plan without W ops, "B" already includes the weight gradient (a full backward)."""
+        In a plan without W ops, "B" already includes the weight gradient (a full backward); pass
+        ``split_backward`` when already known, to save a scan of the plan."""
         chunk_of = plan.chunk_of_stage()
         L, p = plan.chunks, plan.p
         f, b, w, act = (self.per_chunk(n, L, p) for n in ("f", "b", "w", "act"))
-        full = not plan.split_backward
+        full = not (plan.split_backward if split_backward is None else split_backward)
         return {
             "F": {s: f[k] for s, k in chunk_of.items()},
             "B": {s: b[k] + (w[k] if full else 0.0) for s, k in chunk_of.items()},

@@ -22,6 +22,8 @@ ends of the pipeline.  The position of a stage along its route is the model chun
 from __future__ import annotations
 
 import re
+from numbers import Integral
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence, Union
 
@@ -65,6 +67,11 @@ class Overlap(NamedTuple):
 
 
 Step = Union[Op, Overlap]
+
+
+def is_step(x) -> bool:
+    """True for what a rank's list may hold: an Op, or an Overlap of two Ops."""
+    return type(x) is Op or (type(x) is Overlap and type(x.first) is Op and type(x.second) is Op)
 
 
 def ops_of(step: Step) -> tuple[Op, ...]:
@@ -143,9 +150,9 @@ class Plan:
     def split_backward(self) -> bool:
         """True when backward is split into B (input gradient) and W (weight gradient)."""
         for steps in self.ranks:
-            for st in steps:
-                if (st.kind == "W") if type(st) is Op else (st.second.kind == "W" or st.first.kind == "W"):
-                    return True
+            heads = set(map(itemgetter(0), steps))     # each Op's kind, each Overlap's first op
+            if heads - {"F", "B"} and any(op.kind == "W" for st in steps for op in ops_of(st)):
+                return True
         return False
 
     def rank_of_stage(self) -> dict[int, int]:
@@ -285,14 +292,16 @@ class Plan:
         count, split = 0, False
         for r, steps in enumerate(self.ranks):
             for pos, step in enumerate(steps):
-                for op in (step.ops if type(step) is Overlap else (step,)):
-                    k = KIND_INDEX.get(op.kind)
+                if not is_step(step):
+                    raise PlanError(f"rank {r} step {pos}: {step!r} is not an Op or an Overlap of two Ops")
+                for op in ops_of(step):
+                    k = KIND_INDEX.get(op.kind) if isinstance(op.kind, str) else None
                     mb, s = op.mb, op.stage
                     if k is None:
                         raise PlanError(f"rank {r} step {pos}: unknown op kind {op.kind!r} (allowed: F, B, W)")
-                    if not 0 <= mb < m:
-                        raise PlanError(f"rank {r} step {pos}: {op} names micro-batch {mb}, allowed 0..{m - 1}")
-                    if not 0 <= s < S or owner_of[s] < 0:
+                    if not (isinstance(mb, Integral) and 0 <= mb < m):
+                        raise PlanError(f"rank {r} step {pos}: {op} names micro-batch {mb!r}, allowed 0..{m - 1}")
+                    if not (isinstance(s, Integral) and 0 <= s < S and owner_of[s] >= 0):
                         raise PlanError(f"rank {r} step {pos}: {op} names unknown stage {s} (known: {sorted(owner)})")
                     if owner_of[s] != r:
                         raise PlanError(f"rank {r} step {pos}: {op} runs on rank {r} but stage {s} "
@@ -302,7 +311,8 @@ class Plan:
                     key = (mb * S + s) * 3 + k
                     if seen[key]:
                         first = next(i for i, st in enumerate(steps) if op in ops_of(st))
-                        raise PlanError(f"duplicate op {op}: rank {r} runs it at steps {first} and {pos}")
+                        where = f"at steps {first} and {pos}" if first != pos else f"twice in step {pos}"
+                        raise PlanError(f"duplicate op {op}: rank {r} runs it {where}")
                     if k and not seen[key - 1]:
                         raise PlanError(f"rank {r} step {pos}: {op} comes before its own "
                                         f"{Op(KINDS[k - 1], mb, s)} on the same rank")

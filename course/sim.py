@@ -9,9 +9,9 @@ the step that computes it queues a new event for the rank.  Every step is comput
 new step to end it, so the loop ends after at most one event per step: a plan that cannot finish leaves ranks
 parked, and is reported as a deadlock naming what each one waits for.
 
-Plans reach 10^5 ops, so the loop works on integer keys, (mb * S + stage) * 3 + kind, and checks each op
-cheaply as it runs; on any anomaly (a bad op, a duplicate, a missing op, a stall) it asks Plan.validate() for the
-precise message first, so a malformed plan is reported as malformed, never as a deadlock.
+Plans reach 10^5 ops, so the plan is first compiled, with numpy, into flat columns the loop only indexes (see
+_compile); the same pass checks every op, and on any violation Plan.validate() names the first one, so a
+malformed plan is reported as malformed, never as a deadlock.
 
 This module must not import torch: the CLI and the notebooks import it on every start.
 """
@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import gc
 import heapq
+from typing import NamedTuple
 
 from .costs import Costs
-from .plan import KIND_INDEX, KINDS, Op, Plan, PlanError, ops_of
+from .plan import KIND_INDEX, Op, Overlap, Plan, PlanError, is_step, ops_of
 from .timeline import Timeline
 
 
@@ -35,133 +36,205 @@ class DeadlockError(PlanError):
 
 
 class _Malformed(Exception):
-    """Raised inside the loop when an op fails a cheap check; Plan.validate() then names the violation."""
+    """Raised while compiling when an op fails a check; Plan.validate() then names the violation."""
+
+
+class _Program(NamedTuple):
+    """A plan compiled to flat columns over entries, rank after rank (rank r owns ``bounds[r]:bounds[r + 1]``).
+
+    An op is one entry.  It waits for at most one input: the output of entry ``dep[i]`` (-1: none), arriving
+    ``delay[i]`` after that entry ends; then it lasts ``dur[i]``.  Inputs from the op's own stage (B needs its F,
+    W its B) are checked at compile time to come earlier on the same rank, so they are ready by then.  An
+    overlapped pair is three entries: its first op (duration 0: the pair starts no earlier than that op's
+    input), its second op (the pair's whole duration: the span), and a relay of duration 0 that hands out the
+    first op's output when the pair ends.  So each entry's output is the input of at most one entry that can
+    run (a pair holding an op and its own F waits on its relay, and never starts).
+    """
+
+    dep: list[int]
+    delay: list[float]
+    dur: list[float]
+    bounds: list[int]
+    spans: dict[int, list[int]]   # rank -> its entries that are spans, for ranks with pairs (otherwise all are)
+    output: "np.ndarray"          # op key (mb * S + stage) * 3 + kind -> the entry that outputs the op
+    split: bool                   # the plan splits backward into B and W
+    act: dict[int, float]         # activation size per stage
 
 
 def simulate(plan: Plan, costs: Costs | None = None) -> Timeline:
     """Simulate ``plan``; return its Timeline.  Raises PlanError for a malformed plan, DeadlockError when stuck."""
     costs = costs or Costs()
     collecting = gc.isenabled()
-    gc.disable()          # the loop makes ~10^5 short-lived tuples and no cycles: don't rescan the plan meanwhile
+    gc.disable()          # compiling and running make ~10^5 short-lived objects and no cycles: don't rescan the plan
     try:
-        return _run(plan, costs)
-    except (_Malformed, LookupError, TypeError, AttributeError):
-        plan.validate()   # raises PlanError naming the first violation
-        raise
+        try:
+            program = _compile(plan, costs)
+        except (_Malformed, LookupError, TypeError, AttributeError, ValueError):
+            plan.validate()   # raises PlanError naming the first violation
+            raise
+        begin, end, pos = _run(program, plan.p)
     finally:
         if collecting:
             gc.enable()
+    if pos != program.bounds[1:]:
+        raise _deadlock(plan, program, pos, end)
+    bounds, spans = program.bounds, program.spans
+    starts, ends = [], []
+    for r in range(plan.p):
+        if r in spans:
+            starts.append([begin[i] for i in spans[r]])
+            ends.append([end[i] for i in spans[r]])
+        else:
+            starts.append(begin[bounds[r]:bounds[r + 1]])
+            ends.append(end[bounds[r]:bounds[r + 1]])
+    return Timeline(plan.p, starts, ends, [list(st) for st in plan.ranks], program.act,
+                    release="W" if program.split else "B", name=plan.name)
 
 
-def _run(plan: Plan, costs: Costs) -> Timeline:
-    plan.validate_structure()
-    table = costs.stage_tables(plan)
-    P, m, S = plan.p, plan.m, plan.num_stages
-    owner = [-1] * S
-    for s, r in plan.rank_of_stage().items():
-        owner[s] = r
-    route_id, prev_of, next_of, on_route = plan.route_links()
-    scale = [costs.scale(i) for i in range(m)]
-    dur_f, dur_b, dur_w = ([table[k].get(s, 0.0) for s in range(S)] for k in KINDS)
-    comm, overlap = costs.comm, costs.overlap
-    ranks = plan.ranks
-
-    done: list[float | None] = [None] * (m * S * 3)   # end time of each op once it is scheduled
-    waiting: list[list[int] | None] = [None] * len(done)  # op key -> ranks parked on it
-    pos = [0] * P
-    free = [0.0] * P
-    starts: list[list[float]] = [[] for _ in range(P)]
-    ends: list[list[float]] = [[] for _ in range(P)]
-    events = [(0.0, r) for r in range(P)]              # (time, rank): rank r may proceed from `time` on
+def _run(program: _Program, P: int):
+    dep, delay, dur, bounds = program.dep, program.delay, program.dur, program.bounds
+    n = bounds[-1]
+    begin: list[float] = [0.0] * n
+    end: list[float | None] = [None] * n       # when each entry ends, once it is scheduled
+    waiting = [-1] * n                          # entry -> the rank parked on its output
+    pos, free = bounds[:-1], [0.0] * P
+    events = [(0.0, r) for r in range(P)]      # (time, rank): rank r may proceed from `time` on
     pop, push = heapq.heappop, heapq.heappush
 
     while events:
         _, r = pop(events)
-        steps, i, n, t_free = ranks[r], pos[r], len(ranks[r]), free[r]
-        add_start, add_end = starts[r].append, ends[r].append
-        while i < n:                                       # run rank r until a step waits for a missing input
-            step = steps[i]
-            ops = (step,) if type(step) is Op else step     # an Overlap iterates over its two ops
-            start, dur, missing = t_free, 0.0, -1
-            for op in ops:
-                kind, mb, s = op
-                rid, base = route_id[mb], mb * S
-                if kind == "F":                                # F waits for F of the previous stage
-                    q = prev_of[rid][s]
-                    key, dep, local, durs = (base + s) * 3, (base + q) * 3 if q >= 0 else -1, -1, dur_f
-                elif kind == "B":                              # B waits for its own F and B of the next stage
-                    q = next_of[rid][s]
-                    key, dep, durs = (base + s) * 3 + 1, (base + q) * 3 + 1 if q >= 0 else -1, dur_b
-                    local = key - 1
-                elif kind == "W":                              # W waits for its own B
-                    key, dep, durs = (base + s) * 3 + 2, -1, dur_w
-                    local = key - 1
-                else:
-                    raise _Malformed
-                if dep >= 0:                                   # the input from another stage, most often missing
-                    t = done[dep]
-                    if t is None:
-                        missing = dep
-                        break
-                    if comm and owner[q] != r:
-                        t += comm
-                    if t > start:
-                        start = t
-                if local >= 0:
-                    t = done[local]
-                    if t is None:
-                        missing = local
-                        break
-                    if t > start:
-                        start = t
-                # checked only once the op can run: a malformed op raises before anything is recorded
-                if not (0 <= mb < m and 0 <= s < S and owner[s] == r and on_route[rid][s]) or done[key] is not None:
-                    raise _Malformed
-                dur += durs[s] * scale[mb]
-            if missing >= 0:
-                if waiting[missing] is None:
-                    waiting[missing] = [r]
-                else:
-                    waiting[missing].append(r)
-                break
-            if len(ops) == 1:
-                keys = (key,)
-            else:
-                keys = [(op.mb * S + op.stage) * 3 + KIND_INDEX[op.kind] for op in ops]
-                dur *= overlap
-            t_free = start + dur
-            add_start(start)
-            add_end(t_free)
-            for key in keys:
-                done[key] = t_free
-                if waiting[key] is not None:
-                    for w in waiting[key]:
-                        push(events, (t_free, w))          # its input arrives no earlier than t_free
+        i, stop, t_free = pos[r], bounds[r + 1], free[r]
+        while i < stop:                         # run rank r until an entry waits for its input
+            start, d = t_free, dep[i]
+            if d >= 0:
+                t = end[d]
+                if t is None:                   # not computed yet: park until it is
+                    waiting[d] = r
+                    break
+                t += delay[i]
+                if t > start:
+                    start = t
+            t_free = start + dur[i]
+            begin[i] = start
+            end[i] = t_free
+            if waiting[i] >= 0:
+                push(events, (t_free, waiting[i]))   # its input arrives no earlier than t_free
             i += 1
         pos[r], free[r] = i, t_free
-    executed = len(done) - done.count(None)
-
-    split = any(t is not None for t in done[2::3])
-    required = sum(map(len, plan.routes)) * (3 if split else 2)
-    if executed != required or any(pos[r] < len(ranks[r]) for r in range(P)):
-        plan.validate()                                    # a malformed plan is reported as such first
-        raise _deadlock(plan, pos, done)
-    return Timeline(P, starts, ends, [list(st) for st in ranks], table["act"],
-                    release="W" if split else "B", name=plan.name)
+    return begin, end, pos
 
 
-def _deadlock(plan: Plan, pos: list[int], done: list) -> DeadlockError:
+def _compile(plan: Plan, costs: Costs) -> _Program:
+    """Check every op of ``plan`` and lay it out as a _Program; raise _Malformed on any violation."""
+    import numpy as np
+
+    owner_of = plan.validate_structure()
+    P, m, S = plan.p, plan.m, plan.num_stages
+    route_id, prev_of, next_of, on_route = plan.route_links()    # the last three flattened: [route * S + stage]
+    route_id, prev_of, next_of = np.array(route_id), np.array(prev_of).ravel(), np.array(next_of).ravel()
+    on_route = np.array([list(mask) for mask in on_route], dtype=bool).ravel()
+    owner = np.full(S + 1, -1)                   # owner[-1] = -1: the "no stage" of a missing neighbour
+    for s, r in owner_of.items():
+        owner[s] = r
+
+    # Kind, micro-batch and stage of every op, rank after rank, a pair as its two ops.
+    kinds, mbs, stages, op_bounds, firsts = [], [], [], [0], []
+    for steps in plan.ranks:
+        if set(map(type, steps)) <= {Op}:
+            cols = list(zip(*steps)) or [(), (), ()]
+        else:
+            ops = []
+            for st in steps:
+                if not is_step(st):
+                    raise _Malformed
+                if type(st) is Overlap:
+                    firsts.append(op_bounds[-1] + len(ops))
+                ops.extend(ops_of(st))
+            cols = list(zip(*ops))
+        kinds.append("".join(cols[0]))
+        mbs.extend(cols[1])
+        stages.extend(cols[2])
+        op_bounds.append(len(mbs))
+    n = len(mbs)
+    letters = np.frombuffer("".join(kinds).encode(), np.uint8)
+    kind_of_letter = np.full(256, -1)
+    kind_of_letter[[ord(letter) for letter in KIND_INDEX]] = list(KIND_INDEX.values())
+    kind = kind_of_letter[letters]
+    mb, stage = np.array(mbs, ndmin=1), np.array(stages, ndmin=1)
+    rank = np.repeat(np.arange(P), np.diff(op_bounds))
+
+    # The checks of Plan.validate, vectorised: known kind, micro-batch and stage; the stage on this rank and on
+    # the micro-batch's route; every required op exactly once; B after its F and W after its B on the rank.
+    if len(letters) != n or (kind < 0).any() or mb.dtype.kind not in "biu" or stage.dtype.kind not in "biu":
+        raise _Malformed
+    if ((mb < 0) | (mb >= m) | (stage < 0) | (stage >= S)).any():
+        raise _Malformed
+    link = route_id[mb] * S + stage
+    if (owner[stage] != rank).any() or not on_route[link].all():
+        raise _Malformed
+    key = (mb * S + stage) * 3 + kind
+    index = np.arange(n)
+    op_of_key = np.full(3 * m * S, -1)
+    op_of_key[key] = index
+    split = bool((kind == 2).any())
+    if (op_of_key[key] != index).any() or n != sum(map(len, plan.routes)) * (3 if split else 2):
+        raise _Malformed                         # a duplicate (or, with the count, a missing op)
+    later = kind > 0
+    if (op_of_key[key[later] - 1] > index[later]).any():
+        raise _Malformed
+
+    # The input from another stage: the F before on the route for F, the B after it for B; none for W.
+    q = np.where(kind == 0, prev_of[link], np.where(kind == 1, next_of[link], -1))
+    dep = np.where(q >= 0, op_of_key[(mb * S + q) * 3 + kind], -1)
+    delay = np.where((q >= 0) & (owner[q] != rank), float(costs.comm), 0.0)
+    table = costs.stage_tables(plan, split)
+    durs = np.array([[table[k].get(s, 0.0) for s in range(S)] for k in ("F", "B", "W")])
+    dur = durs[kind, stage] * np.array([costs.scale(i) for i in range(m)])[mb]
+    bounds, spans, output = op_bounds, {}, op_of_key
+    if firsts:                                   # three entries per pair (see _Program)
+        first = np.array(firsts)
+        second = first + 1
+        entry = index + np.cumsum(np.isin(index - 1, second))   # after each second op comes its relay
+        relay = entry[second] + 1
+        out = entry.copy()
+        out[first] = relay
+        output = np.where(op_of_key >= 0, out[op_of_key], -1)
+        own = later[second] & (key[second] - 1 == key[first])
+        dep[second[own]] = first[own]            # the pair holds an op and its own F (or B): it never starts
+        size = n + len(first)
+        dep_e, delay_e, dur_e = np.full(size, -1), np.zeros(size), np.zeros(size)
+        dep_e[entry] = np.where(dep >= 0, out[dep], -1)
+        delay_e[entry] = delay
+        dur_e[entry] = dur
+        dur_e[entry[first]], dur_e[entry[second]] = 0.0, costs.overlap * (dur[first] + dur[second])
+        dep, delay, dur, n = dep_e, delay_e, dur_e, size
+        bounds = [b + int(np.searchsorted(second, b)) for b in op_bounds]
+        is_span = np.ones(size, bool)
+        is_span[entry[first]] = is_span[relay] = False
+        for r in set(rank[first].tolist()):
+            spans[r] = (np.flatnonzero(is_span[bounds[r]:bounds[r + 1]]) + bounds[r]).tolist()
+    return _Program(dep.tolist(), delay.tolist() if costs.comm else [0.0] * n, dur.tolist(), bounds,
+                    spans, output, split, table["act"])
+
+
+def _deadlock(plan: Plan, program: _Program, pos: list[int], end: list) -> DeadlockError:
     S = plan.num_stages
     where = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
-    waits, parts = {}, []
+    waits, parts, steps_done = {}, [], 0
     for r, steps in enumerate(plan.ranks):
-        if pos[r] == len(steps):
+        at, entry = 0, program.bounds[r]        # entries -> steps: a pair is three entries
+        while at < len(steps) and entry + (3 if type(steps[at]) is Overlap else 1) <= pos[r]:
+            entry += 3 if type(steps[at]) is Overlap else 1
+            at += 1
+        steps_done += at
+        if at == len(steps):
             continue
-        step = steps[pos[r]]
+        step = steps[at]
         missing = next(d for op in ops_of(step) for d in plan.dependencies(op)
-                       if done[(d.mb * S + d.stage) * 3 + KIND_INDEX[d.kind]] is None)
+                       if end[program.output[(d.mb * S + d.stage) * 3 + KIND_INDEX[d.kind]]] is None)
         waits[r] = (str(step), str(missing))
-        owner, at = where[missing]
-        held = f"rank {owner}'s step {at}" if owner != r else f"its own later step {at}"
-        parts.append(f"rank {r} waits at {step} (step {pos[r]}) for {missing} ({held})")
-    return DeadlockError(f"deadlock after {sum(pos)}/{sum(map(len, plan.ranks))} steps: " + "; ".join(parts), waits)
+        owner, step_at = where[missing]
+        held = f"rank {owner}'s step {step_at}" if owner != r else f"its own later step {step_at}"
+        parts.append(f"rank {r} waits at {step} (step {at}) for {missing} ({held})")
+    total = sum(map(len, plan.ranks))
+    return DeadlockError(f"deadlock after {steps_done}/{total} steps: " + "; ".join(parts), waits)

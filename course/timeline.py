@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from operator import itemgetter
 from typing import NamedTuple
 
 from .costs import Costs
@@ -56,18 +57,20 @@ class Timeline:
         act = np.zeros(max(self.act, default=0) + 1)
         for stage, a in self.act.items():
             act[stage] = a
+        uniform = len(set(self.act.values())) <= 1
         out = []
         for steps in self.steps:
-            if steps and Overlap not in map(type, steps):         # the common case: columns in one go
-                kinds, _, stages = zip(*steps)
-                code = np.frombuffer("".join(kinds).encode(), dtype=np.uint8)   # one byte per kind letter
-                sizes = act[np.fromiter(stages, np.int64, len(stages))]
-                up = np.where(code == ord("F"), sizes, 0.0)
-                down = np.where(code == ord(self.release), sizes, 0.0)
-            else:                                                 # overlapped pairs: allocate first, free last
+            try:                      # the common case, no Overlap (whose first field is an Op): columns at once
+                letters = np.frombuffer("".join(map(itemgetter(0), steps)).encode(), np.uint8)
+            except TypeError:         # overlapped pairs: allocate first, free last
                 pairs = [(st,) if type(st) is Op else st.ops for st in steps]
                 up = np.array([sum(act[o.stage] for o in ops if o.kind == "F") for ops in pairs])
                 down = np.array([sum(act[o.stage] for o in ops if o.kind == self.release) for ops in pairs])
+            else:
+                sizes = (next(iter(self.act.values()), 0.0) if uniform
+                         else act[np.fromiter(map(itemgetter(2), steps), np.int64, len(steps))])
+                up = np.where(letters == ord("F"), sizes, 0.0)
+                down = np.where(letters == ord(self.release), sizes, 0.0)
             after_end = np.cumsum(up - down)
             out.append((after_end + down, after_end, up, down))
         return out

@@ -1,13 +1,14 @@
 """The event-driven simulator: the seed chapter's figures, properties over random plans, deadlocks."""
 
 import random
+from functools import cache
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from course.costs import Costs
-from course.plan import Op, Overlap, Plan, PlanError
-from course.schedules import build
+from course.plan import Op, Overlap, Plan, PlanError, ops_of
+from course.schedules import REGISTRY, build
 from course.sim import DeadlockError, simulate
 
 TEXTBOOK = Costs(f=1, b=1, w=1)          # full backward = b + w = 2 = 2F, the seed chapter's setting
@@ -78,6 +79,18 @@ def test_a_pair_that_waits_on_itself_deadlocks():
         simulate(plan)
 
 
+@pytest.mark.parametrize("step,message", [
+    ("F0", "rank 0 step 0: 'F0' is not an Op or an Overlap of two Ops"),
+    (("F", 0, 0), "rank 0 step 0: ('F', 0, 0) is not an Op or an Overlap of two Ops"),
+    (Op("F", "0", 0), "rank 0 step 0: F0.s0 names micro-batch '0', allowed 0..0"),
+    (Overlap(Op("F", 0, 0), Op("F", 0, 0)), "duplicate op F0.s0: rank 0 runs it twice in step 0"),
+])
+def test_steps_that_are_not_ops_are_reported(step, message):
+    with pytest.raises(PlanError) as err:
+        simulate(Plan([[step, Op("B", 0, 0)]], 1))
+    assert str(err.value) == message
+
+
 def test_malformed_plan_is_reported_as_malformed_not_as_deadlock():
     with pytest.raises(PlanError) as err:
         simulate(Plan.parse("F0 B0 B0\nF0 B0"))
@@ -88,6 +101,44 @@ def test_malformed_plan_is_reported_as_malformed_not_as_deadlock():
 
 
 # ---- properties ---------------------------------------------------------------------------------
+def reference_spans(plan: Plan, costs: Costs) -> list[list[tuple[float, float]]]:
+    """The simulator's rule written as a longest path, step by step: a step starts when its rank's previous
+    step has ended and each input has arrived (plus comm from another rank)."""
+    table, rank_of = costs.stage_tables(plan), plan.rank_of_stage()
+    step_of = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
+
+    @cache
+    def span(r, i):
+        step = plan.ranks[r][i]
+        start = span(r, i - 1)[1] if i else 0.0
+        for op in ops_of(step):
+            for d in plan.dependencies(op):
+                if step_of[d] != (r, i):       # the other op of the same pair: they run as one
+                    start = max(start, span(*step_of[d])[1] + (costs.comm if rank_of[d.stage] != r else 0))
+        dur = sum(table[op.kind][op.stage] * costs.scale(op.mb) for op in ops_of(step))
+        return start, start + dur * (costs.overlap if type(step) is Overlap else 1)
+    return [[span(r, i) for i in range(len(steps))] for r, steps in enumerate(plan.ranks)]
+
+
+@settings(max_examples=120, deadline=None)
+@given(name=st.sampled_from(sorted(REGISTRY)), p=st.integers(1, 6), m=st.integers(1, 10), costs=st.builds(
+    Costs, f=st.floats(0.1, 3), b=st.floats(0.1, 3), w=st.floats(0.0, 2), comm=st.floats(0, 1),
+    overlap=st.floats(0.5, 1)), scaled=st.booleans(), data=st.data())
+def test_every_schedule_matches_the_rule_written_as_a_longest_path(name, p, m, costs, scaled, data):
+    try:
+        plan = build(name, p, m)
+    except ValueError:                          # e.g. DualPipe needs an even p
+        return
+    if scaled:
+        costs = Costs(costs.f, costs.b, costs.w, costs.comm, mb_scale=data.draw(st.lists(
+            st.floats(0.2, 3), min_size=m, max_size=m)), overlap=costs.overlap)
+    tl = simulate(plan, costs)
+    want = reference_spans(plan, costs)
+    for r in range(p):
+        assert tl.starts[r] == pytest.approx([s for s, _ in want[r]])
+        assert tl.ends[r] == pytest.approx([e for _, e in want[r]])
+
+
 costs_strategy = st.builds(
     Costs,
     f=st.floats(0.1, 5), b=st.floats(0.1, 5), w=st.floats(0.0, 5), comm=st.floats(0, 2))
