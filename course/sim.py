@@ -40,7 +40,7 @@ class _Malformed(Exception):
 
 
 class _Program(NamedTuple):
-    """A plan compiled to flat columns over entries, rank after rank (rank r owns ``bounds[r]:bounds[r + 1]``).
+    """A plan compiled to flat columns over entries; rank r runs entries ``start[r]`` to ``stop[r] - 1`` in order.
 
     An op is one entry.  It waits for at most one input: the output of entry ``dep[i]`` (-1: none), arriving
     ``delay[i]`` after that entry ends; then it lasts ``dur[i]``.  Inputs from the op's own stage (B needs its F,
@@ -54,11 +54,15 @@ class _Program(NamedTuple):
     dep: list[int]
     delay: list[float]
     dur: list[float]
-    bounds: list[int]
+    start: list[int]
+    stop: list[int]
     spans: dict[int, list[int]]   # rank -> its entries that are spans, for ranks with pairs (otherwise all are)
     output: "np.ndarray"          # op key (mb * S + stage) * 3 + kind -> the entry that outputs the op
     split: bool                   # the plan splits backward into B and W
     act: dict[int, float]         # activation size per stage
+
+
+_GAP = 8   # unused entries between ranks: regions of 2^k entries would otherwise share cache sets
 
 
 def simulate(plan: Plan, costs: Costs | None = None) -> Timeline:
@@ -76,35 +80,34 @@ def simulate(plan: Plan, costs: Costs | None = None) -> Timeline:
     finally:
         if collecting:
             gc.enable()
-    if pos != program.bounds[1:]:
+    if pos != program.stop:
         raise _deadlock(plan, program, pos, end)
-    bounds, spans = program.bounds, program.spans
     starts, ends = [], []
-    for r in range(plan.p):
-        if r in spans:
-            starts.append([begin[i] for i in spans[r]])
-            ends.append([end[i] for i in spans[r]])
+    for r, (lo, hi) in enumerate(zip(program.start, program.stop)):
+        if r in program.spans:
+            starts.append([begin[i] for i in program.spans[r]])
+            ends.append([end[i] for i in program.spans[r]])
         else:
-            starts.append(begin[bounds[r]:bounds[r + 1]])
-            ends.append(end[bounds[r]:bounds[r + 1]])
+            starts.append(begin[lo:hi])
+            ends.append(end[lo:hi])
     return Timeline(plan.p, starts, ends, [list(st) for st in plan.ranks], program.act,
                     release="W" if program.split else "B", name=plan.name)
 
 
 def _run(program: _Program, P: int):
-    dep, delay, dur, bounds = program.dep, program.delay, program.dur, program.bounds
-    n = bounds[-1]
+    dep, delay, dur, stop = program.dep, program.delay, program.dur, program.stop
+    n = len(dep)
     begin: list[float] = [0.0] * n
     end: list[float | None] = [None] * n       # when each entry ends, once it is scheduled
     waiting = [-1] * n                          # entry -> the rank parked on its output
-    pos, free = bounds[:-1], [0.0] * P
+    pos, free = program.start[:], [0.0] * P
     events = [(0.0, r) for r in range(P)]      # (time, rank): rank r may proceed from `time` on
     pop, push = heapq.heappop, heapq.heappush
 
     while events:
         _, r = pop(events)
-        i, stop, t_free = pos[r], bounds[r + 1], free[r]
-        while i < stop:                         # run rank r until an entry waits for its input
+        i, last, t_free = pos[r], stop[r], free[r]
+        while i < last:                         # run rank r until an entry waits for its input
             start, d = t_free, dep[i]
             if d >= 0:
                 t = end[d]
@@ -124,20 +127,11 @@ def _run(program: _Program, P: int):
     return begin, end, pos
 
 
-def _compile(plan: Plan, costs: Costs) -> _Program:
-    """Check every op of ``plan`` and lay it out as a _Program; raise _Malformed on any violation."""
+def _columns(plan: Plan):
+    """Kind (0, 1, 2 for F, B, W), micro-batch and stage of every op as arrays, rank after rank, a pair as its
+    two ops; where each rank's ops begin (and the total at the end); the index of each pair's first op."""
     import numpy as np
 
-    owner_of = plan.validate_structure()
-    P, m, S = plan.p, plan.m, plan.num_stages
-    route_id, prev_of, next_of, on_route = plan.route_links()    # the last three flattened: [route * S + stage]
-    route_id, prev_of, next_of = np.array(route_id), np.array(prev_of).ravel(), np.array(next_of).ravel()
-    on_route = np.array([list(mask) for mask in on_route], dtype=bool).ravel()
-    owner = np.full(S + 1, -1)                   # owner[-1] = -1: the "no stage" of a missing neighbour
-    for s, r in owner_of.items():
-        owner[s] = r
-
-    # Kind, micro-batch and stage of every op, rank after rank, a pair as its two ops.
     kinds, mbs, stages, op_bounds, firsts = [], [], [], [0], []
     for steps in plan.ranks:
         if set(map(type, steps)) <= {Op}:
@@ -155,18 +149,35 @@ def _compile(plan: Plan, costs: Costs) -> _Program:
         mbs.extend(cols[1])
         stages.extend(cols[2])
         op_bounds.append(len(mbs))
-    n = len(mbs)
     letters = np.frombuffer("".join(kinds).encode(), np.uint8)
     kind_of_letter = np.full(256, -1)
     kind_of_letter[[ord(letter) for letter in KIND_INDEX]] = list(KIND_INDEX.values())
     kind = kind_of_letter[letters]
-    mb, stage = np.array(mbs, ndmin=1), np.array(stages, ndmin=1)
+    mb, stage = np.array(mbs), np.array(stages)    # their dtype tells whether all are integers
+    if len(kind) != len(mb) or (kind < 0).any() or mb.dtype.kind not in "biu" or stage.dtype.kind not in "biu":
+        raise _Malformed
+    return kind, mb, stage, op_bounds, np.array(firsts, np.int64)
+
+
+def _compile(plan: Plan, costs: Costs) -> _Program:
+    """Check every op of ``plan`` and lay it out as a _Program; raise _Malformed on any violation."""
+    import numpy as np
+
+    owner_of = plan.validate_structure()
+    P, m, S = plan.p, plan.m, plan.num_stages
+    route_id, prev_of, next_of, on_route = plan.route_links()    # the last three flattened: [route * S + stage]
+    route_id, prev_of, next_of = np.array(route_id), np.array(prev_of).ravel(), np.array(next_of).ravel()
+    on_route = np.array([list(mask) for mask in on_route], dtype=bool).ravel()
+    owner = np.full(S + 1, -1)                   # owner[-1] = -1: the "no stage" of a missing neighbour
+    for s, r in owner_of.items():
+        owner[s] = r
+
+    kind, mb, stage, op_bounds, first = _columns(plan)
+    n = len(kind)
     rank = np.repeat(np.arange(P), np.diff(op_bounds))
 
     # The checks of Plan.validate, vectorised: known kind, micro-batch and stage; the stage on this rank and on
     # the micro-batch's route; every required op exactly once; B after its F and W after its B on the rank.
-    if len(letters) != n or (kind < 0).any() or mb.dtype.kind not in "biu" or stage.dtype.kind not in "biu":
-        raise _Malformed
     if ((mb < 0) | (mb >= m) | (stage < 0) | (stage >= S)).any():
         raise _Malformed
     link = route_id[mb] * S + stage
@@ -190,31 +201,33 @@ def _compile(plan: Plan, costs: Costs) -> _Program:
     table = costs.stage_tables(plan, split)
     durs = np.array([[table[k].get(s, 0.0) for s in range(S)] for k in ("F", "B", "W")])
     dur = durs[kind, stage] * np.array([costs.scale(i) for i in range(m)])[mb]
-    bounds, spans, output = op_bounds, {}, op_of_key
-    if firsts:                                   # three entries per pair (see _Program)
-        first = np.array(firsts)
-        second = first + 1
-        entry = index + np.cumsum(np.isin(index - 1, second))   # after each second op comes its relay
-        relay = entry[second] + 1
-        out = entry.copy()
-        out[first] = relay
-        output = np.where(op_of_key >= 0, out[op_of_key], -1)
-        own = later[second] & (key[second] - 1 == key[first])
-        dep[second[own]] = first[own]            # the pair holds an op and its own F (or B): it never starts
-        size = n + len(first)
-        dep_e, delay_e, dur_e = np.full(size, -1), np.zeros(size), np.zeros(size)
-        dep_e[entry] = np.where(dep >= 0, out[dep], -1)
-        delay_e[entry] = delay
-        dur_e[entry] = dur
-        dur_e[entry[first]], dur_e[entry[second]] = 0.0, costs.overlap * (dur[first] + dur[second])
-        dep, delay, dur, n = dep_e, delay_e, dur_e, size
-        bounds = [b + int(np.searchsorted(second, b)) for b in op_bounds]
-        is_span = np.ones(size, bool)
-        is_span[entry[first]] = is_span[relay] = False
-        for r in set(rank[first].tolist()):
-            spans[r] = (np.flatnonzero(is_span[bounds[r]:bounds[r + 1]]) + bounds[r]).tolist()
-    return _Program(dep.tolist(), delay.tolist() if costs.comm else [0.0] * n, dur.tolist(), bounds,
-                    spans, output, split, table["act"])
+
+    # Entries: each rank's ops in order, a relay after each pair's second op (see _Program), _GAP between ranks.
+    second = first + 1
+    entry = index + np.searchsorted(second, index) + _GAP * rank       # relays before an op: pairs ending before it
+    relay = entry[second] + 1
+    out = entry.copy()                           # the entry that outputs each op
+    out[first] = relay
+    own = later[second] & (key[second] - 1 == key[first])
+    dep[second[own]] = first[own]                # the pair holds an op and its own F (or B): it never starts
+    size = n + len(first) + _GAP * P
+    dep_e, delay_e, dur_e = np.full(size, -1), np.zeros(size), np.zeros(size)
+    dep_e[entry] = np.where(dep >= 0, out[dep], -1)
+    delay_e[entry] = delay
+    dur_e[entry] = dur
+    dur_e[entry[first]], dur_e[entry[second]] = 0.0, costs.overlap * (dur[first] + dur[second])
+    ops = np.array(op_bounds)
+    start = ops[:-1] + np.searchsorted(second, ops[:-1]) + _GAP * np.arange(P)
+    stop = start + np.diff(ops + np.searchsorted(second, ops))
+    spans = {}
+    for r in set(rank[first].tolist()):          # ranks with pairs: leave out first ops and relays
+        is_span = np.ones(stop[r] - start[r], bool)
+        is_span[entry[first[rank[first] == r]] - start[r]] = False
+        is_span[relay[rank[first] == r] - start[r]] = False
+        spans[r] = (np.flatnonzero(is_span) + start[r]).tolist()
+    return _Program(dep_e.tolist(), delay_e.tolist() if costs.comm else [0.0] * size, dur_e.tolist(),
+                    start.tolist(), stop.tolist(), spans, np.where(op_of_key >= 0, out[op_of_key], -1), split,
+                    table["act"])
 
 
 def _deadlock(plan: Plan, program: _Program, pos: list[int], end: list) -> DeadlockError:
@@ -222,7 +235,7 @@ def _deadlock(plan: Plan, program: _Program, pos: list[int], end: list) -> Deadl
     where = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
     waits, parts, steps_done = {}, [], 0
     for r, steps in enumerate(plan.ranks):
-        at, entry = 0, program.bounds[r]        # entries -> steps: a pair is three entries
+        at, entry = 0, program.start[r]         # entries -> steps: a pair is three entries
         while at < len(steps) and entry + (3 if type(steps[at]) is Overlap else 1) <= pos[r]:
             entry += 3 if type(steps[at]) is Overlap else 1
             at += 1

@@ -37,6 +37,8 @@ def test_split_backward_is_read_from_the_presence_of_w():
     full = Plan.parse("F0 B0")
     split = Plan.parse("F0 B0 W0")
     assert not full.split_backward and split.split_backward
+    assert Plan.parse("F0 F1&W0 B1").split_backward and Plan.parse("F0 F1 B0&W1 B1 W0").split_backward
+    assert not Plan.parse("F0 F1&B0 B1").split_backward
     assert [str(o) for o in full.required_ops()] == ["F0.s0", "B0.s0"]
     assert len(split.required_ops()) == 3
 
