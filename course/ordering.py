@@ -25,7 +25,7 @@ from typing import Sequence
 from .costs import Costs
 from .plan import Op, Overlap, Plan, ops_of
 from .schedules import REGISTRY, build
-from .sim import simulate
+from .sim import CompiledPlan, simulate
 from .timeline import Timeline
 
 POLICIES = ("fifo", "heaviest-first", "lightest-first", "johnson", "best")
@@ -124,7 +124,7 @@ class _Job:
             self.plan = build(schedule, p, len(scales))
         else:
             raise ValueError(f"unknown schedule {schedule!r}; allowed: {', '.join(schedule_names())}")
-        self.plan.validate()
+        self.compiled = CompiledPlan(self.plan)   # simulated once per order: compile once
         self.scales = [float(s) for s in scales]
         self.costs, self.schedule, self.m, self.p = costs, schedule, len(scales), p
 
@@ -136,7 +136,7 @@ class _Job:
 
     def timeline(self, order: Sequence[int]) -> Timeline:
         """Simulate the unrelabelled plan with position k costing scales[order[k]] (same makespan, no rebuild)."""
-        return simulate(self.plan, replace(self.costs, mb_scale=[self.scales[i] for i in order]))
+        return self.compiled.simulate(replace(self.costs, mb_scale=[self.scales[i] for i in order]))
 
     def makespan(self, order: Sequence[int]) -> float:
         return self.timeline(order).makespan
@@ -194,7 +194,7 @@ class _Job:
                 left = [j for j in rest if j != i]
                 low = min((scales[j] for j in left), default=0.0)
                 trial = [scales[j] for j in prefix] + [scales[i]] + [low] * len(left)
-                if simulate(self.plan, replace(self.costs, mb_scale=trial)).makespan < bound * (1 - 1e-12):
+                if self.compiled.simulate(replace(self.costs, mb_scale=trial)).makespan < bound * (1 - 1e-12):
                     search(prefix + [i], left)
 
         search([], list(range(self.m)))

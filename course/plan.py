@@ -22,9 +22,9 @@ ends of the pipeline.  The position of a stage along its route is the model chun
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from numbers import Integral
 from operator import itemgetter
-from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence, Union
 
 KINDS = ("F", "B", "W")
