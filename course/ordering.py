@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Sequence
 
 from .costs import Costs
@@ -104,6 +105,12 @@ def schedule_names() -> list[str]:
     return [FORWARD, *REGISTRY]
 
 
+@lru_cache(maxsize=32)
+def _compiled(schedule: str, p: int, m: int) -> CompiledPlan:
+    """The schedule's plan, compiled once: every order of every batch of this shape simulates it."""
+    return CompiledPlan(build(schedule, p, m))
+
+
 class _Job:
     """One ordering problem: the schedule's plan (positions), its costs, the micro-batch scales."""
 
@@ -118,13 +125,13 @@ class _Job:
         if costs.mb_scale is not None:
             raise ValueError("give per-micro-batch costs as scales, not as costs.mb_scale")
         if schedule == FORWARD:
-            self.plan = build("gpipe", p, len(scales))
+            self.compiled = _compiled("gpipe", p, len(scales))
             costs = replace(costs, b=0.0, w=0.0)   # forward pass only: the backward ops take no time
         elif schedule in REGISTRY:
-            self.plan = build(schedule, p, len(scales))
+            self.compiled = _compiled(schedule, p, len(scales))
         else:
             raise ValueError(f"unknown schedule {schedule!r}; allowed: {', '.join(schedule_names())}")
-        self.compiled = CompiledPlan(self.plan)   # simulated once per order: compile once
+        self.plan = self.compiled.plan
         self.scales = [float(s) for s in scales]
         self.costs, self.schedule, self.m, self.p = costs, schedule, len(scales), p
 

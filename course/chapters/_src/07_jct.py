@@ -25,6 +25,7 @@
 # </details>
 
 # %%
+import functools
 import itertools
 
 import matplotlib.pyplot as plt
@@ -37,7 +38,7 @@ from course.ordering import (SCENARIOS, evaluate, heaviest_first_effect, order_m
                              skewed_workloads)
 from course.partition import partition, stage_costs
 from course.schedules import build
-from course.sim import simulate
+from course.sim import CompiledPlan, simulate
 from course.widgets import explore
 
 
@@ -102,9 +103,15 @@ md(f"{len(LAYERS)} 层，总前向耗时 {sum(LAYERS):.3g}，最重的 lm_head �
 M = 8
 
 
+@functools.cache
+def compiled_1f1b(p, m):
+    """1F1B's plan checked and laid out once: the cuts below only change its costs."""
+    return CompiledPlan(build("1f1b", p, m))
+
+
 def one_f_one_b(stage_cost, m=M, p=P):
     """1F1B makespan with these per-stage forward times (B = W = F, so a full backward is 2F)."""
-    return simulate(build("1f1b", p, m), Costs(f=stage_cost, b=stage_cost, w=stage_cost)).makespan
+    return compiled_1f1b(p, m).simulate(Costs(f=stage_cost, b=stage_cost, w=stage_cost)).makespan
 
 
 even_bounds = list(range(0, len(LAYERS) + 1, len(LAYERS) // P))
