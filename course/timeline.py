@@ -7,7 +7,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from .costs import Costs
-from .plan import Op, Overlap, Plan, Step
+from .plan import Op, Plan, Step
 
 
 class Span(NamedTuple):
