@@ -27,7 +27,6 @@
 import time
 
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 from IPython.display import Markdown, display
 

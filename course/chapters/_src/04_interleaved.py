@@ -143,7 +143,7 @@ def transfers(plan) -> int:
 
 
 counts = {vv: transfers(build("1f1b", p, m) if vv == 1 else build("interleaved", p, m, v=vv)) for vv in (1, 2, 4)}
-md(f"每次迭代的点对点消息数（前向加反向）：" + "，".join(f"$v={vv}$: **{c}**" for vv, c in counts.items())
+md("每次迭代的点对点消息数（前向加反向）：" + "，".join(f"$v={vv}$: **{c}**" for vv, c in counts.items())
    + f"。$v={v}$ 时是 1F1B 的 {counts[v] / counts[1]:.2f} 倍，正是 $(vp-1)/(p-1) = {(v * p - 1)}/{p - 1}$；"
    f"消息大小不变，所以字节数也是这个倍数。")
 
@@ -161,7 +161,7 @@ for comm in (0.0, 0.1, 0.25, 0.5, 1.0):
     if crossover is None and spans[4] >= spans[2]:
         crossover = comm
 md("makespan（$p=%d, m=%d$）：\n\n" % (p, m) + "\n".join(lat_rows))
-md(f"延迟为零时 $v$ 越大越快；延迟增大后，多出来的 $(vp-1)$ 次传输开始占据关键路径"
+md("延迟为零时 $v$ 越大越快；延迟增大后，多出来的 $(vp-1)$ 次传输开始占据关键路径"
    + (f"，`comm` $\\ge {crossover:g}$ 时 $v=4$ 已经不比 $v=2$ 快。" if crossover is not None else "。")
    + "真实系统里点对点传输可以和计算重叠一部分，但跨节点的 PP 延迟往往不可忽略，这是实践中 $v$ 只取很小的值的原因之一。")
 
