@@ -161,8 +161,8 @@ class CompiledPlan:
             else:
                 starts.append(begin[lo:hi])
                 ends.append(end[lo:hi])
-        return Timeline(plan.p, starts, ends, plan.ranks, table["act"], release="W" if self.split else "B",
-                        name=plan.name)
+        return Timeline(plan.p, starts, ends, [list(steps) for steps in plan.ranks], table["act"],
+                        release="W" if self.split else "B", name=plan.name)
 
     def _deadlock(self, pos: list[int], end: list) -> DeadlockError:
         plan, S = self.plan, self.plan.num_stages

@@ -97,6 +97,8 @@ def test_a_compiled_plan_simulates_under_many_costs_as_simulate_does():
     for costs in (Costs(), Costs(f=2, b=1, w=0.5, comm=0.3, overlap=0.7), Costs(mb_scale=[1, 3] * 4)):
         a, b = compiled.simulate(costs), simulate(plan, costs)
         assert (a.starts, a.ends, a.peak_activations) == (b.starts, b.ends, b.peak_activations)
+    a.steps[0].clear()                          # nor do timelines share their steps with it
+    assert simulate(plan).ops(0) == compiled.simulate().ops(0)
     plan.ranks[0].reverse()                     # the compiled copy does not see later edits
     assert compiled.simulate().makespan == simulate(build("dualpipe", 4, 8)).makespan
     with pytest.raises(PlanError, match="comes before its own"):
