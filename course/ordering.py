@@ -2,7 +2,7 @@
 
 Micro-batch i costs ``scales[i]`` times the base costs (longer sequences cost more).  A schedule fixes the
 *positions* (the first micro-batch to enter, the second, ...); an order says which micro-batch takes each
-position.  Every order is evaluated with :func:`course.sim.simulate`.
+position.  Every order is evaluated by simulation (:class:`course.sim.CompiledPlan`, the plan compiled once).
 
 Policies:
 
