@@ -133,7 +133,7 @@ class CompiledPlan:
         self.dep, self.start, self.stop = dep_e.tolist(), start.tolist(), stop.tolist()
         self.size, self.cross = size, cross
         self.kind, self.mb, self.stage, self.entry, self.first, self.second = kind, mb, stage, entry, first, second
-        self.output = np.where(op_of_key >= 0, out[op_of_key], -1)   # op key -> the entry that outputs the op
+        self.op_of_key, self.out = op_of_key, out   # op key -> op -> the entry that outputs it (for deadlocks)
 
     def simulate(self, costs: Costs | None = None) -> Timeline:
         """Run the plan under ``costs``; return its Timeline.  Raises DeadlockError when it cannot finish."""
@@ -169,16 +169,18 @@ class CompiledPlan:
         where = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
         waits, parts, steps_done = {}, [], 0
         for r, steps in enumerate(plan.ranks):
-            at, entry = 0, self.start[r]         # entries -> steps: a pair is three entries
-            while at < len(steps) and entry + (3 if type(steps[at]) is Overlap else 1) <= pos[r]:
-                entry += 3 if type(steps[at]) is Overlap else 1
-                at += 1
+            at, entry = 0, self.start[r]         # the step that holds entry pos[r]
+            while at < len(steps):
+                width = 3 if type(steps[at]) is Overlap else 1   # a pair is three entries
+                if entry + width > pos[r]:
+                    break
+                entry, at = entry + width, at + 1
             steps_done += at
             if at == len(steps):
                 continue
             step = steps[at]
             missing = next(d for op in ops_of(step) for d in plan.dependencies(op)
-                           if end[self.output[(d.mb * S + d.stage) * 3 + KIND_INDEX[d.kind]]] is None)
+                           if end[self.out[self.op_of_key[(d.mb * S + d.stage) * 3 + KIND_INDEX[d.kind]]]] is None)
             waits[r] = (str(step), str(missing))
             owner, step_at = where[missing]
             held = f"rank {owner}'s step {step_at}" if owner != r else f"its own later step {step_at}"
