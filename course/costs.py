@@ -30,6 +30,8 @@ class Costs:
     act: Value = 1.0        # activations one micro-batch keeps alive on one rank's share
     mb_scale: Sequence[float] | None = None  # per-micro-batch multiplier of f, b, w (uneven sequence lengths)
     overlap: float = 1.0    # an overlapped F&B pair lasts overlap * (F + B); < 1 models hidden communication
+    w_mem: float = 1.0      # split backward: the share of a micro-batch's activations still held after B until W
+                            # (F allocates 1, B frees 1 - w_mem, W frees w_mem; Zero Bubble's M_W / M_B)
 
     def __post_init__(self):
         for name in ("f", "b", "w", "act"):
@@ -41,6 +43,8 @@ class Costs:
             raise ValueError(f"comm must be a non-negative number, got {self.comm!r}")
         if not _is_number(self.overlap) or self.overlap <= 0:
             raise ValueError(f"overlap must be a positive number, got {self.overlap!r}")
+        if not _is_number(self.w_mem) or not 0 <= self.w_mem <= 1:
+            raise ValueError(f"w_mem must be a number in [0, 1], got {self.w_mem!r}")
         if self.mb_scale is not None and any(not _is_number(x) or x < 0 for x in self.mb_scale):
             raise ValueError(f"mb_scale must list non-negative numbers, got {self.mb_scale!r}")
 

@@ -162,7 +162,7 @@ class CompiledPlan:
                 starts.append(begin[lo:hi])
                 ends.append(end[lo:hi])
         return Timeline(plan.p, starts, ends, [list(steps) for steps in plan.ranks], table["act"],
-                        release="W" if self.split else "B", name=plan.name)
+                        release="W" if self.split else "B", name=plan.name, w_mem=costs.w_mem)
 
     def _deadlock(self, pos: list[int], end: list) -> DeadlockError:
         plan, S = self.plan, self.plan.num_stages

@@ -23,26 +23,29 @@ class Timeline:
     Stored as columns per rank (``starts[r]``, ``ends[r]``, ``steps[r]``, in execution order) because simulations
     reach 10^5 ops; ``spans[r]`` gives the same as Span tuples.  ``memory[r]`` is a step function
     [(time, live activations), ...]: a micro-batch's activations on a stage are allocated when its F starts and
-    freed when its backward completes (the full backward, or W when B and W are split); units are one
-    micro-batch's activations on one rank's share of the model, so 1F1B's first stage peaks at p.
+    freed when its backward completes (the full backward; when B and W are split, B frees ``1 - w_mem`` of it and
+    W the remaining ``w_mem``, so the default ``w_mem=1`` holds everything until W); units are one micro-batch's
+    activations on one rank's share of the model, so 1F1B's first stage peaks at p.
     """
 
     def __init__(self, p: int, starts: list[list[float]], ends: list[list[float]], steps: list[list[Step]],
                  act: dict[int, float], release: str = "B", name: str = "", unit: str = "cost units",
-                 meta: dict | None = None):
+                 meta: dict | None = None, w_mem: float = 1.0):
         self.p, self.starts, self.ends, self.steps = p, starts, ends, steps
         self.act, self.release, self.name, self.unit = act, release, name, unit
+        self.w_mem = w_mem
         self.meta = meta or {}
 
     @classmethod
     def from_spans(cls, plan: Plan, spans: list[list[Span]], act: dict[int, float] | None = None,
-                   name: str | None = None, unit: str = "s", meta: dict | None = None) -> "Timeline":
+                   name: str | None = None, unit: str = "s", meta: dict | None = None,
+                   w_mem: float = 1.0) -> "Timeline":
         """Build a timeline from per-rank spans (e.g. measured by the live runtime)."""
         if act is None:
             act = Costs().stage_tables(plan)["act"]
         return cls(plan.p, [[sp.start for sp in rs] for rs in spans], [[sp.end for sp in rs] for rs in spans],
                    [[sp.step for sp in rs] for rs in spans], act, "W" if plan.split_backward else "B",
-                   name if name is not None else plan.name, unit, meta)
+                   name if name is not None else plan.name, unit, meta, w_mem)
 
     @cached_property
     def spans(self) -> list[list[Span]]:
@@ -58,6 +61,9 @@ class Timeline:
         for stage, a in self.act.items():
             act[stage] = a
         uniform = len(set(self.act.values())) <= 1
+        # Share of a stage's activations each kind frees when it ends (F frees nothing, it allocates).
+        split = self.release == "W"
+        frees = {"F": 0.0, "B": 1.0 - self.w_mem if split else 1.0, "W": self.w_mem if split else 0.0}
         out = []
         for steps in self.steps:
             try:                      # the common case, no Overlap (whose first field is an Op): columns at once
@@ -65,12 +71,12 @@ class Timeline:
             except TypeError:         # overlapped pairs: allocate first, free last
                 pairs = [(st,) if type(st) is Op else st.ops for st in steps]
                 up = np.array([sum(act[o.stage] for o in ops if o.kind == "F") for ops in pairs])
-                down = np.array([sum(act[o.stage] for o in ops if o.kind == self.release) for ops in pairs])
+                down = np.array([sum(act[o.stage] * frees[o.kind] for o in ops) for ops in pairs])
             else:
                 sizes = (next(iter(self.act.values()), 0.0) if uniform
                          else act[np.fromiter(map(itemgetter(2), steps), np.int64, len(steps))])
                 up = np.where(letters == ord("F"), sizes, 0.0)
-                down = np.where(letters == ord(self.release), sizes, 0.0)
+                down = sizes * np.select([letters == ord("B"), letters == ord("W")], [frees["B"], frees["W"]], 0.0)
             after_end = np.cumsum(up - down)
             out.append((after_end + down, after_end, up, down))
         return out

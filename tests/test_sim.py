@@ -220,3 +220,18 @@ def test_simulator_and_cli_do_not_import_torch():
     code = ("import sys, course.sim, course.plots, course.cli; from course.cli import build_parser; build_parser(); "
             "sys.exit('torch' in sys.modules or 'matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_w_mem_splits_the_release_between_b_and_w():
+    """F allocates 1, B frees 1 - w_mem, W frees w_mem; without a split, B frees everything."""
+    plan = Plan.parse("F0 B0 W0")
+    expected = {0.0: [(0.0, 1.0), (2.0, 0.0)], 0.25: [(0.0, 1.0), (2.0, 0.25), (3.0, 0.0)],
+                1.0: [(0.0, 1.0), (3.0, 0.0)]}
+    for w_mem, memory in expected.items():
+        assert simulate(plan, Costs(w_mem=w_mem)).memory[0] == memory
+    assert simulate(Plan.parse("F0 B0"), Costs(w_mem=0.25)).memory[0] == [(0.0, 1.0), (3.0, 0.0)]
+    assert simulate(build("1f1b", 4, 8), Costs(w_mem=0.3)).peak_activations == [4.0, 3.0, 2.0, 1.0]
+    assert simulate(build("zb-h1", 4, 8), Costs()).peak_activations == [4.0, 4.0, 4.0, 4.0]
+    assert simulate(build("zb-h1", 4, 8), Costs(w_mem=0.5)).peak_activations == [4.0, 3.5, 3.0, 2.5]
+    with pytest.raises(ValueError, match="w_mem"):
+        Costs(w_mem=1.5)

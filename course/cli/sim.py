@@ -24,6 +24,8 @@ def add_parser(sub):
     costs.add_argument("--mb-scale", type=number_list, help="per-micro-batch cost multipliers, e.g. 1,2,1,1")
     costs.add_argument("--overlap", type=float, default=1.0, help="an overlapped F&B step (dualpipe, dualpipev) "
                        "lasts OVERLAP x (F + B); below 1 models hidden communication (default 1)")
+    costs.add_argument("--w-mem", type=float, default=1.0, help="split backward: the share of a micro-batch's "
+                       "activations still held after B until its W (B frees 1 - W_MEM, W frees W_MEM; default 1)")
     steps = p.add_argument_group("several optimizer steps")
     steps.add_argument("--iterations", type=positive_int, default=1, metavar="K",
                        help="simulate K iterations back to back and report the steady-state period (default 1)")
@@ -42,7 +44,8 @@ def costs_from_args(args):
     scale = args.mb_scale
     if isinstance(scale, float):
         scale = [scale]
-    return Costs(f=args.f, b=args.b, w=args.w, comm=args.comm, act=args.act, mb_scale=scale, overlap=args.overlap)
+    return Costs(f=args.f, b=args.b, w=args.w, comm=args.comm, act=args.act, mb_scale=scale, overlap=args.overlap,
+                 w_mem=args.w_mem)
 
 
 def load_plan(args):

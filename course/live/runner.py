@@ -50,7 +50,7 @@ class LiveResult:
         """The simulated timeline with 1 cost unit = ``unit_ms``: same axis as the measured one."""
         k, sim = self.unit_ms / 1000.0, self.simulated
         return Timeline(sim.p, [[t * k for t in row] for row in sim.starts], [[t * k for t in row] for row in sim.ends],
-                        sim.steps, sim.act, sim.release, f"{sim.name} (simulated)", "s")
+                        sim.steps, sim.act, sim.release, f"{sim.name} (simulated)", "s", w_mem=sim.w_mem)
 
     def to_json(self) -> dict:
         return {"schedule": self.plan.name, "engine": self.engine, "p": self.plan.p, "m": self.plan.m,
