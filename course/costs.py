@@ -16,7 +16,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Sequence, Union
 
-from .plan import Plan
+from .plan import Overlap, Plan, Step, ops_of
 
 Value = Union[float, Sequence[float]]
 
@@ -69,6 +69,28 @@ class Costs:
         if mb >= len(self.mb_scale):
             raise ValueError(f"mb_scale lists {len(self.mb_scale)} micro-batches but the plan has micro-batch {mb}")
         return self.mb_scale[mb]
+
+    def durations(self, plan: Plan) -> list[list[float]]:
+        """How long each step of each rank lasts, in cost units: ``durations(plan)[r][i]`` for
+        ``plan.ranks[r][i]`` (see :meth:`step_duration`)."""
+        table = self.stage_tables(plan)
+        scale = [self.scale(i) for i in range(plan.m)]
+        return [[self._duration(table, scale, step) for step in steps] for steps in plan.ranks]
+
+    def step_duration(self, plan: Plan, step: Step) -> float:
+        """How long one step lasts, in cost units: the one place that says it.
+
+        An op lasts its stage's share of ``f``, ``b`` or ``w``; B is the full backward (``b + w``) in a plan
+        without W ops.  An overlapped pair lasts ``overlap`` x (its two ops).  Each op is multiplied by its
+        micro-batch's scale.  For every step of a plan at once, :meth:`durations` reads the tables once."""
+        return self._duration(self.stage_tables(plan), {op.mb: self.scale(op.mb) for op in ops_of(step)}, step)
+
+    def _duration(self, table: dict, scale, step: Step) -> float:
+        """``step``'s duration from per-stage ``table`` and ``scale[mb]``, each micro-batch's multiplier."""
+        if type(step) is Overlap:
+            a, b = step
+            return self.overlap * (table[a.kind][a.stage] * scale[a.mb] + table[b.kind][b.stage] * scale[b.mb])
+        return table[step.kind][step.stage] * scale[step.mb]
 
     def stage_tables(self, plan: Plan, split_backward: bool | None = None) -> dict[str, dict[int, float]]:
         """Per-stage durations {"F": {stage: t}, "B": ..., "W": ..., "act": ...} for this plan.

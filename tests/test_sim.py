@@ -235,3 +235,20 @@ def test_w_mem_splits_the_release_between_b_and_w():
     assert simulate(build("zb-h1", 4, 8), Costs(w_mem=0.5)).peak_activations == [4.0, 3.5, 3.0, 2.5]
     with pytest.raises(ValueError, match="w_mem"):
         Costs(w_mem=1.5)
+
+
+def test_costs_own_the_duration_of_a_step():
+    """Full backward = b + w; a pair = overlap x (F + B); x the micro-batch's scale; every span lasts that long."""
+    costs = Costs(f=2, b=1, w=0.5, overlap=0.5, mb_scale=[1, 3])
+    assert costs.step_duration(Plan.parse("F0 B0"), Op("B", 1, 0)) == (1 + 0.5) * 3
+    assert costs.step_duration(Plan.parse("F0 B0 W0"), Op("B", 1, 0)) == 1 * 3
+    pair = Overlap(Op("F", 1, 0), Op("B", 0, 0))
+    assert costs.step_duration(Plan.parse("F0 F1&B0 B1"), pair) == 0.5 * (2 * 3 + 1.5 * 1)
+    for name in ("1f1b", "zb-h1", "dualpipe", "interleaved"):
+        plan = build(name, 4, 8)
+        costs = Costs(f=[1, 2, 3, 4], b=0.5, w=0.7, comm=0.2, overlap=0.7, mb_scale=[1, 2, 3, 1, 2, 3, 1, 2])
+        tl, durations = simulate(plan, costs), costs.durations(plan)
+        assert [len(d) for d in durations] == [len(steps) for steps in plan.ranks]
+        for r in range(plan.p):
+            assert [e - s for s, e in zip(tl.starts[r], tl.ends[r])] == pytest.approx(durations[r])
+            assert durations[r] == [costs.step_duration(plan, st) for st in plan.ranks[r]]
