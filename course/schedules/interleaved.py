@@ -8,6 +8,11 @@ Megatron's order: forwards go in groups of p micro-batches per chunk (micro-batc
 then the same p through chunk 1, ..., then the next p), backwards the same way with chunks reversed.  Rank r
 warms up with 2(p-r-1) + (v-1)p forwards (all of them when m == p), then alternates one forward and one
 backward, then drains.  Grouping by p is why m must be a multiple of p.
+
+``interleaved-flex`` is the relaxed order of torch's ``ScheduleInterleaved1F1B`` ("flex_pp", after Llama 3):
+micro-batches rotate in groups of g = m // rounds with rounds = max(1, m // p), so m only has to be a multiple
+of the number of rounds (p=4 takes m=3 or m=10).  Warm-up is (v-1)g + 2(p-r-1), capped at vm.  For m a multiple
+of p above p it is Megatron's order op for op; at m == p it does not run every forward first as Megatron does.
 """
 
 from __future__ import annotations
@@ -28,17 +33,38 @@ def interleaved(p: int, m: int, v: int = 2) -> Plan:
     check_v(v, "interleaved")
     if m % p:
         raise ValueError(f"interleaved needs m divisible by p (got p={p}, m={m}); "
-                         f"allowed: m = {p}, {2 * p}, {3 * p}, ...")
+                         f"allowed: m = {p}, {2 * p}, {3 * p}, ... (interleaved-flex relaxes this)")
+    warm = [v * m if m == p else min(2 * (p - r - 1) + (v - 1) * p, v * m) for r in range(p)]
+    return _rotating(p, m, v, p, warm, "interleaved")
+
+
+@register("interleaved-flex", params=("v",),
+          summary="torch's relaxed interleaved 1F1B: groups of m // max(1, m // p); needs m divisible by the rounds")
+def interleaved_flex(p: int, m: int, v: int = 2) -> Plan:
+    """torch's ScheduleInterleaved1F1B: interleaved 1F1B whose micro-batch groups need not have p members."""
+    check_v(v, "interleaved-flex")
+    rounds = max(1, m // p)
+    if m % rounds:
+        near = [n for n in range(max(1, m - p), m + p + 1) if n % max(1, n // p) == 0]
+        raise ValueError(f"interleaved-flex needs m divisible by its number of rounds max(1, m // p) "
+                         f"(got p={p}, m={m}: {rounds} rounds); allowed near it: m = {', '.join(map(str, near))}")
+    group = m // rounds
+    warm = [min((v - 1) * group + 2 * (p - r - 1), v * m) for r in range(p)]
+    return _rotating(p, m, v, group, warm, "interleaved-flex")
+
+
+def _rotating(p: int, m: int, v: int, group: int, warm: list[int], name: str) -> Plan:
+    """Micro-batches pass the chunks of a rank in groups of ``group``; rank r warms up with ``warm[r]`` forwards,
+    then alternates one forward and one backward, then drains."""
     total = v * m
     # The k-th forward (backward) of every rank: micro-batch and chunk, the same list for all ranks.
-    mbs = [(k // (p * v)) * p + k % p for k in range(total)]
-    chunks = [(k // p) % v for k in range(total)]
+    mbs = [(k // (group * v)) * group + k % group for k in range(total)]
+    chunks = [(k // group) % v for k in range(total)]
     ranks = []
     for r in range(p):
-        warm = total if m == p else min(2 * (p - r - 1) + (v - 1) * p, total)
         fwd = [Op("F", i, c * p + r) for i, c in zip(mbs, chunks)]
         bwd = [Op("B", i, (v - 1 - c) * p + r) for i, c in zip(mbs, chunks)]
-        steady = [op for pair in zip(fwd[warm:], bwd) for op in pair]   # one forward, one backward
-        ranks.append(fwd[:warm] + steady + bwd[total - warm:])
+        steady = [op for pair in zip(fwd[warm[r]:], bwd) for op in pair]   # one forward, one backward
+        ranks.append(fwd[:warm[r]] + steady + bwd[total - warm[r]:])
     placement = [[c * p + r for c in range(v)] for r in range(p)]
-    return Plan(ranks, m, placement=placement, name="interleaved", meta={"v": v})
+    return Plan(ranks, m, placement=placement, name=name, meta={"v": v})
