@@ -66,6 +66,98 @@ def test_chapter_shape(path):
         assert not missing, f"{path.name}: exercises {missing} have no directory in practice/problems/"
 
 
+PREDICT = "**预测：**"
+TASK = "**任务：**"
+GLOSSARY = CHAPTERS_DIR / "glossary.md"
+
+
+def prompts_and_answers(nb, marker: str, prefix: str) -> list[tuple[int, str | None]]:
+    """For each markdown cell starting with ``marker``: its index and the ``prefix...`` variable the next code
+    cell sets to None (None when the next cell is not such a code cell)."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith(marker):
+            nxt = nb.cells[i + 1] if i + 1 < len(nb.cells) else None
+            hit = re.search(rf"^({prefix}\w*)\s*=\s*None\b", nxt.source, re.M) if nxt and nxt.cell_type == "code" else None
+            found.append((i, hit.group(1) if hit else None))
+    return found
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
+def test_predict_then_check(path):
+    """At least three predictions: a 预测 prompt, a code cell where the learner's guess starts as None, and a
+    later cell that reveals the computed answer next to that guess."""
+    nb = read(path)
+    found = prompts_and_answers(nb, PREDICT, "guess")
+    assert len(found) >= 3, f"{path.name}: {len(found)} markdown cells start with {PREDICT}; a chapter needs >= 3"
+    for i, name in found:
+        assert name, (f"{path.name}: the cell after the prediction prompt at cell {i} must be a code cell "
+                      "assigning the learner's guess, e.g. `guess_peak = None`")
+        later = "\n".join(c.source for c in nb.cells[i + 2:] if c.cell_type == "code")
+        assert re.search(rf"reveal\(\s*{name}\b", later), f"{path.name}: no reveal({name}, ...) after cell {i}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
+def test_every_widget_has_a_checkable_task(path):
+    """Each explorer comes with a 任务 whose answer the learner enters (answer_... = None) and a cell checks."""
+    nb = read(path)
+    widgets = sum(len(re.findall(r"^\s*(?:\w+\s*=\s*)?explore\(", c.source, re.M))
+                  for c in nb.cells if c.cell_type == "code")
+    tasks = prompts_and_answers(nb, TASK, "answer")
+    assert len(tasks) >= widgets, f"{path.name}: {widgets} widgets but {len(tasks)} {TASK} cells"
+    for i, name in tasks:
+        assert name, f"{path.name}: the cell after the task at cell {i} must assign `answer_... = None`"
+        later = "\n".join(c.source for c in nb.cells[i + 2:] if c.cell_type == "code")
+        assert re.search(rf"reveal\(\s*{name}\b", later), f"{path.name}: no reveal({name}, ...) after cell {i}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
+def test_links_the_glossary_and_checks_its_claims(path):
+    nb = read(path)
+    text = text_of(nb)
+    md_text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "glossary.md" in md_text, f"{path.name}: no link to the glossary (glossary.md) in its markdown"
+    assert "claim(" in text, f"{path.name}: no sentence goes through course.claims.claim"
+
+
+def glossary_rows() -> list[list[str]]:
+    rows = []
+    for line in GLOSSARY.read_text(encoding="utf-8").splitlines():
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cols) >= 3 and re.fullmatch(r"第 \d 章", cols[2]):
+            rows.append(cols)
+    return rows
+
+
+def test_glossary_has_forty_terms_covering_every_chapter():
+    rows = glossary_rows()
+    assert len(rows) >= 40, f"{GLOSSARY.name}: {len(rows)} terms (中文 | English | 第 N 章 rows); need >= 40"
+    firsts = {int(r[2].split()[1]) for r in rows}
+    wanted = {int(p.name[:2]) for p in CHAPTERS}
+    assert wanted <= firsts, f"{GLOSSARY.name}: no term first used in chapter(s) {sorted(wanted - firsts)}"
+    english = [r[1].lower() for r in rows]
+    dupes = sorted({e for e in english if english.count(e) > 1})
+    assert not dupes, f"{GLOSSARY.name}: terms listed twice: {dupes}"
+    for term in ("bubble", "rank", "makespan", "micro-batch"):
+        assert any(term in e for e in english), f"{GLOSSARY.name}: no row for {term}"
+
+
+def test_a_guarded_sentence_that_turns_false_fails_the_notebook(tmp_path):
+    """The whole point of claim(): the same cell that passes with supporting data stops the notebook without."""
+    from nbclient.exceptions import CellExecutionError
+
+    cell = ("from course.claims import claim\n"
+            "peak = {peak}\n"
+            "print(claim(peak == 4, '峰值是 4 份。', peak=peak))")
+    good, bad = tmp_path / "01_good.ipynb", tmp_path / "02_bad.ipynb"
+    for path, peak in ((good, 4), (bad, 5)):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.format(peak=peak))]), path)
+    nb, _ = execute(good)
+    assert "峰值是 4 份" in nb.cells[0].outputs[0]["text"]
+    with pytest.raises(CellExecutionError, match=r"ClaimError.*peak=5"):
+        execute(bad)
+
+
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", CHAPTERS, ids=ids)
 def test_executes_and_widgets_react(path, capsys):
