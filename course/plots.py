@@ -15,6 +15,7 @@ from .timeline import Timeline
 
 COLORS = {"F": "#4C72B0", "B": "#55A868", "W": "#DD8452", "F&B": "#8172B3"}
 IDLE = "#E5E5E5"
+GB = 1e9           # memory plots in bytes show decimal gigabytes, as GPU datasheets do
 
 
 def _kind(step) -> str:
@@ -76,21 +77,59 @@ def gantt(tl: Timeline, ax=None, title: str | None = None, labels: bool = True):
     return ax
 
 
-def memory(tl: Timeline, ax=None, title: str | None = None):
-    """Live activations per rank over time (units: one micro-batch on one rank's share)."""
+def memory(tl: Timeline, ax=None, title: str | None = None, curves=None, gpu_mem: float | None = None):
+    """Live activations per rank over time (units: one micro-batch on one rank's share).
+
+    Bytes mode: ``curves`` gives per rank [(time, bytes), ...] (e.g. ``course.memory.PipelineMemory.curves()``,
+    static state included); the axis is in GB and ``gpu_mem`` (bytes) draws the GPU's capacity as a line."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 3))
     end = tl.start + tl.makespan
-    for r, pts in enumerate(tl.memory):
+    in_bytes = curves is not None
+    for r, pts in enumerate(curves if in_bytes else tl.memory):
         xs = [max(t, tl.start) - tl.start for t, _ in pts] + [end - tl.start]
-        ys = [v for _, v in pts] + [pts[-1][1]]
-        ax.step(xs, ys, where="post", label=f"rank {r} (peak {tl.peak_activations[r]:g})")
+        ys = [v / GB if in_bytes else v for _, v in pts] + [pts[-1][1] / GB if in_bytes else pts[-1][1]]
+        peak = f"{max(ys):.1f} GB" if in_bytes else f"{tl.peak_activations[r]:g}"
+        ax.step(xs, ys, where="post", label=f"rank {r} (peak {peak})")
+    if gpu_mem is not None:
+        ax.axhline(gpu_mem / GB, color="black", linestyle="--", linewidth=1, label=f"GPU {gpu_mem / GB:g} GB")
     ax.set_xlabel(f"time ({tl.unit})")
-    ax.set_ylabel("live activations")
+    ax.set_ylabel("GB held" if in_bytes else "live activations")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    ax.set_title(title if title is not None else f"{tl.name}: activation memory", fontsize=10)
+    ax.set_title(title if title is not None else f"{tl.name}: " + ("memory per rank" if in_bytes else
+                                                                   "activation memory"), fontsize=10)
+    return ax
+
+
+def memory_bars(ranks, ax=None, title: str | None = None, gpu_mem: float | None = None):
+    """Each rank's peak in GB as a stacked bar: weights, gradients, optimizer states, activations.
+
+    ``ranks``: objects with ``weights``, ``grads``, ``optimizer``, ``activations`` in bytes (``RankMemory``)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3))
+    xs = list(range(len(ranks)))
+    bottom = [0.0] * len(ranks)
+    for part, color in (("weights", "#8C8C8C"), ("grads", "#B07AA1"), ("optimizer", "#EDC948"),
+                        ("activations", COLORS["F"])):
+        vals = [getattr(r, part) / GB for r in ranks]
+        ax.bar(xs, vals, bottom=bottom, color=color, label=part)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    if gpu_mem is not None:
+        ax.axhline(gpu_mem / GB, color="black", linestyle="--", linewidth=1, label=f"GPU {gpu_mem / GB:g} GB")
+        for x, top in zip(xs, bottom):
+            if top * GB > gpu_mem:
+                ax.text(x, top, "OOM", ha="center", va="bottom", fontsize=7, color="#C44E52")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs], fontsize=7)
+    ax.set_xlabel("pipeline rank")
+    ax.set_ylabel("GB")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    if title is not None:
+        ax.set_title(title, fontsize=10)
     return ax
 
 

@@ -198,6 +198,28 @@ def explore(draw: Callable[..., Any], *, name: str | None = None, figsize: tuple
     ex.display()
 
 
+def memory_explorer(model: str = "llama3-70b", seq: int = 8192, gpu_mem: float = 80e9, schedule: str = "1f1b",
+                    name: str = "memory_gb") -> None:
+    """A learner moves p, m, recompute and TP and watches each rank's GB (bars: weights, gradients, optimizer,
+    activation peak; curves: bytes over the step) against the GPU's capacity.  SP is on whenever TP is."""
+    from . import plots
+    from .memory import ActivationConfig, pipeline_memory, preset
+    from .schedules import build
+
+    shape = preset(model)
+
+    def draw(fig, p, m, recompute, tp):
+        cfg = ActivationConfig(seq, 1, tp, tp > 1, recompute)
+        pm = pipeline_memory(build(schedule, p, m), shape, cfg)
+        bars, curves = fig.subplots(1, 2, width_ratios=[1, 2])
+        plots.memory_bars(pm.ranks, ax=bars, gpu_mem=gpu_mem,
+                          title=f"{model}, {schedule} p={p} m={m}, tp={tp}, recompute {recompute}")
+        plots.memory(pm.timeline, ax=curves, curves=pm.curves(), gpu_mem=gpu_mem, title="GB held over the step")
+
+    explore(draw, name=name, figsize=(11, 3.8), p=(2, 16, 8), m=(1, 64, 16),
+            recompute=["selective", "none", "full"], tp=[8, 4, 2, 1])
+
+
 def check_all() -> dict[str, list[str]]:
     """Run ``Explorer.check`` on every registered explorer: {name: problems}."""
     return {name: ex.check() for name, ex in REGISTRY.items()}
@@ -207,4 +229,4 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-__all__ = ["explore", "check_all", "control", "Explorer", "REGISTRY"]
+__all__ = ["explore", "check_all", "control", "Explorer", "REGISTRY", "memory_explorer"]
