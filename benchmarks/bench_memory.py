@@ -1,0 +1,62 @@
+"""Memory tracking's own memory: tracemalloc peak of one 1F1B p=64, m=1024 simulation (131,072 ops) with the
+per-rank byte curves (course.memory: chunk bytes as Costs.act, static bytes, curves and peaks), against the plain
+timeline of the same plan without memory tracking, measured in the same run.
+
+Target: tracked / plain <= 2x.  The plan is built before either measurement (both sides need it).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from course.costs import Costs  # noqa: E402
+from course.memory import PRESETS, ActivationConfig, pipeline_memory  # noqa: E402
+from course.schedules import build  # noqa: E402
+from course.sim import simulate  # noqa: E402
+
+P, M = 64, 1024
+TARGET = 2.0
+
+
+def peak_bytes(fn) -> int:
+    """Peak bytes tracemalloc sees allocated during ``fn()`` (its result kept alive to the end)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        out = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del out
+    return peak
+
+
+def plain(plan):
+    tl = simulate(plan, Costs())
+    return tl.makespan, tl.busy           # the timeline's metrics, no memory levels
+
+
+def tracked(plan):
+    model = PRESETS["gpt3-175b"]          # 96 layers: 64 chunks of 1 or 2 layers
+    pm = pipeline_memory(plan, model, ActivationConfig(2048, 1, 8, True, "selective"))
+    return pm.timeline.makespan, pm.timeline.busy, pm.curves(), pm.peak
+
+
+def main() -> int:
+    plan = build("1f1b", P, M)
+    tracked(build("1f1b", 4, 8))          # one-off allocations (imports, caches) outside both measurements
+    base = peak_bytes(lambda: plain(plan))
+    mem = peak_bytes(lambda: tracked(plan))
+    ratio = mem / base
+    print(f"1f1b p={P} m={M} ({2 * P * M:,} ops): plain timeline {base / 2**20:.1f} MiB, with memory tracking "
+          f"in bytes {mem / 2**20:.1f} MiB -> ratio {ratio:.2f}x (target <= {TARGET:g}x)")
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
