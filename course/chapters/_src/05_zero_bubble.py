@@ -1,32 +1,33 @@
 # %% [markdown]
-# # 第 5 章　零气泡：把反向拆成 B 和 W
+# # 第 5 章　零 bubble：把反向拆成 B 和 W
 #
-# 1F1B 和交错调度都把"反向"当成一个整体。零气泡（Zero Bubble, Qi et al., 2023）注意到反向里有两件事：
-# 对输入的梯度（上一张卡正等着它）和对权重的梯度（谁也不等它，只要在优化器更新之前算完）。
-# 把后者拆出来、挪到原本空闲的地方，气泡就能被填上。本章先手算一个 Linear 的两种梯度，再看 ZB-H1、ZB-H2 的时间线和显存，
-# 然后认真回答"零"到底指什么，最后在多进程上真跑 ZB-H1。
+# 1F1B 和交错调度都把"反向"当成一个整体。Zero Bubble（Qi et al., 2023）注意到反向里有两件事：
+# 对输入的梯度（上一个 rank 正等着它）和对权重的梯度（谁也不等它，只要在优化器更新之前算完）。
+# 把后者拆出来、挪到原本空闲的地方，bubble 就能被填上。本章先手算一个 Linear 的两种梯度，再看 ZB-H1、ZB-H2 的时间线和显存，
+# 然后认真回答"零"到底指什么，最后在多进程上真跑 ZB-H1。术语和记号见[术语表](glossary.md)。
 #
 # ## 自测
 #
 # 1. 对 $Y = XW$，写出 $\partial L/\partial X$ 和 $\partial L/\partial W$。各自需要哪些张量？
 # 2. 为什么 B（输入梯度）必须尽快算，而 W（权重梯度）可以延后？延后 W 的代价是什么？
 # 3. ZB-H1 的激活峰值和 1F1B 比如何？ZB-H2 呢？
-# 4. ZB-H2 每张卡都没有空闲，为什么一次迭代的 makespan 仍然大于 $m(F+B+W)$？
+# 4. ZB-H2 每个 rank 的窗口内都没有空闲，为什么一次迭代的 makespan 仍然大于 $m(F+B+W)$？
 # 5. "post-validation"（事后校验）解决的是什么问题？没有它，ZB-H2 的优势还剩多少？
 #
 # <details><summary>参考答案（先自己答，再展开）</summary>
 #
 # 1. $\partial L/\partial X = \mathrm{d}Y\,W^\top$，只需要 $\mathrm{d}Y$ 和权重 $W$；$\partial L/\partial W = X^\top \mathrm{d}Y$，
 #    需要 $\mathrm{d}Y$ 和前向时存下的输入 $X$（激活）。
-# 2. 上一张卡的反向要等这张卡的 B 才能开始，B 在关键路径上；W 只被本卡的优化器用到。延后 W 意味着输入 $X$
+# 2. 上一个 rank 的反向要等这个 rank 的 B 才能开始，B 在关键路径上；W 只被本 rank 的优化器用到。延后 W 意味着输入 $X$
 #    （以及 $\mathrm{d}Y$）要一直留到 W 算完，激活释放得更晚。
-# 3. ZB-H1 的峰值与 1F1B 相同，最多 $p$ 份——预热没有变长；只是 W 推迟后激活释放得晚，1F1B 里卡 $r$ 只到 $p-r$，
-#    ZB-H1 里每张卡都会到 $p$。ZB-H2 在预热阶段多做前向来填满开头，峰值最多 $2p-1$ 份。
-# 4. 各张卡的窗口是错开的：卡 $r$ 要等 $r$ 个前向才有活干，也就晚 $r$ 个前向结束；卡 0 早早做完，只能等最后一张卡。
-#    "每张卡的窗口内没有空闲"不等于"所有卡在同一段时间里都在忙"。
+# 3. ZB-H1 的峰值最大值与 1F1B 相同，$p$ 份，预热没有变长；只是 W 推迟后激活释放得晚：1F1B 里 rank $r$ 只到 $p-r$，
+#    ZB-H1 里 rank $r$ 到 $(p-r)M_B + r\,M_W$（$M_B$、$M_W$ 见第 1 节末尾），本章默认 $M_W = M_B$ 时每个 rank 都到 $p$。
+#    ZB-H2 在预热阶段多做前向来填满开头，峰值最多 $2p-1$ 份。
+# 4. 各 rank 的窗口是错开的：rank $r$ 要等 $r$ 个前向才有活干，也就晚 $r$ 个前向结束；rank 0 早早做完，只能等最后一个 rank。
+#    "每个 rank 的窗口内没有空闲"不等于"所有 rank 在同一段时间里都在忙"。
 # 5. 优化器步通常要全局信息（梯度范数裁剪、NaN/Inf 检查），这会在迭代之间插入一个同步点，下一轮的预热无法填进本轮的收尾。
-#    事后校验让各卡先乐观地更新、之后再核对（出问题就回滚），去掉了这个同步点，多轮迭代首尾相接，稳定状态下每轮才是
-#    $m(F+B+W)$。没有它，每轮都要付一次错开的开头和结尾。
+#    事后校验让各 rank 先乐观地更新、之后再核对（出问题就回滚），去掉了这个同步点，多轮迭代首尾相接，稳定状态下每轮才是
+#    $m(F+B+W)$。没有它，每轮都要付一次错开的开头和结尾；B 比 W 长时（transformer 的常态），ZB-H2 即使有同步点也比 ZB-H1 快（第 3 节）。
 #
 # </details>
 
@@ -36,6 +37,7 @@ import torch
 from IPython.display import Markdown, display
 
 from course import formulas, plots
+from course.claims import claim, reveal
 from course.costs import Costs
 from course.schedules import build
 from course.sim import simulate
@@ -80,12 +82,12 @@ md(f"dX: 形状 {tuple(dX_hand.shape)}，与 autograd 的最大差 {err_dx:.1e}�
 assert err_dx < 1e-12 and err_dw < 1e-12
 
 # %% [markdown]
-# 两个式子透露了零气泡的全部动机：
+# 两个式子透露了零 bubble 的全部动机：
 #
-# - **B = dY·Wᵀ** 只要 $\mathrm{d}Y$ 和权重，算完立刻发给上一张卡——它在关键路径上；
-# - **W = Xᵀ·dY** 要用到前向存下的 $X$，但结果只有本卡的优化器会用，可以晚一点算；代价是 $X$ 要多存一会儿。
+# - **B = dY·Wᵀ** 只要 $\mathrm{d}Y$ 和权重，算完立刻发给上一个 rank：它在关键路径上；
+# - **W = Xᵀ·dY** 要用到前向存下的 $X$，但结果只有本 rank 的优化器会用，可以晚一点算；代价是 $X$ 要多存一会儿。
 #
-# (`torch.nn.Linear` 存的是 $W^\top$，公式里的 $W$ 换成 `weight.T` 即可。)
+# （`torch.nn.Linear` 存的是 $W^\top$，公式里的 $W$ 换成 `weight.T` 即可。）
 #
 # 对一整个 stage（几层叠起来）也一样：`torch.autograd.grad` 先只对 stage 的输入求导（B），留着计算图，
 # 之后再对参数求导（W）。两步加起来和一次完整的 `backward()` 相同：
@@ -108,16 +110,37 @@ err_split = max([(dx - x_ref.grad).abs().max().item()] +
 md(f"B 再加 W 与完整反向的最大差：{err_split:.1e}（{len(dws)} 个参数张量）。")
 assert err_split < 1e-12
 
+# %%
+defaults = Costs()
+md(f"`Costs()` 的默认值：F = {defaults.f:g}、b = {defaults.b:g}、w = {defaults.w:g}（完整反向 b + w = "
+   f"{defaults.b + defaults.w:g}），`w_mem` = {defaults.w_mem:g}。"
+   + claim(defaults.w_mem == 1.0, "默认 `w_mem` = 1 是最保守的记法：B 之后一份激活都不释放，全部留到 W。"
+           "本章除第 2 节的预测外都用这个默认值。", otherwise=f"默认 `w_mem` 不是 1：B 之后还留 {defaults.w_mem:g} 份，到 W 才全部释放。",
+           w_mem=defaults.w_mem))
+
 # %% [markdown]
-# 这样写直观但不省：第二次 `autograd.grad` 会重新沿图走一遍、再算一次中间层的输入梯度。
-# 正式实现（零气泡论文的代码、`torch.distributed.pipelining` 的 `stage_backward_weight`）在 B 时把每层的 $\mathrm{d}Y$
-# 留下，W 时直接做 $X^\top \mathrm{d}Y$。本课程的 `course.live` 也是这样：B 一次对 stage 输入和每个 Linear 的输出求导并留下后者，
-# W 时每个 Linear 只做一次小的乘法。记账上的结论不变：**B 之后激活还不能释放，要等 W**。
-#
 # ## 2. 计划里的 B 和 W
 #
 # 在本库的 `Plan` 里，只要出现 `W` 算子，`B` 就只表示输入梯度；没有 `W` 时 `B` 是完整反向。
-# 下面比较三张计划：1F1B（完整反向）、ZB-H1、ZB-H2，代价取 $F = B = W$（零气泡论文的设定）。
+# 下面比较三张计划：1F1B（完整反向）、ZB-H1、ZB-H2，代价取 $F = B = W$（Zero Bubble 论文的设定）。
+
+# %% [markdown]
+# **预测：** 1F1B 的 rank 0 在一次迭代里空闲 $(p-1)(F+B+W)$。ZB-H1 把 W 推迟到排空阶段，在 $p=4$、$m=8$、$F=B=W=1$ 时，
+# rank 0 的窗口内还剩多少空闲？把数字写进下一格的 `guess_h1_idle`。
+
+# %%
+guess_h1_idle = None    # a number, e.g. 3
+
+# %% [markdown]
+# 这样写直观但不省：第二次 `autograd.grad` 会重新沿图走一遍、再算一次中间层的输入梯度。
+# 正式实现（Zero Bubble 论文的代码、`torch.distributed.pipelining` 的 `stage_backward_weight`）在 B 时把每层的 $\mathrm{d}Y$
+# 留下，W 时直接做 $X^\top \mathrm{d}Y$。本课程的 `course.live` 也是这样：B 一次对 stage 输入和每个 Linear 的输出求导并留下后者，
+# W 时每个 Linear 只做一次小的乘法。
+#
+# **B 之后还要留多少激活，是一个建模假设。** Zero Bubble 论文分开记两个量：$M_B$，一个 micro-batch 在一个 stage 上
+# B 要用到的全部激活；$M_W$，B 做完之后、W 做完之前还占着的那部分（每个 Linear 的输入 $X$ 和输出梯度 $\mathrm{d}Y$），
+# $M_W < M_B$。本库用 `Costs.w_mem` $= M_W / M_B$ 表示：F 分配 1 份，B 释放 $1 - $ `w_mem`，W 释放剩下的 `w_mem`。
+# 默认值从对象里读出来：
 
 # %%
 p, m = 4, 8
@@ -135,39 +158,71 @@ rows = ["| schedule | makespan | idle per rank | closed form (rank 0) | peak act
 for name, tl in tls.items():
     rows.append(f"| {name} | {tl.makespan:g} | {rounded(tl.idle)} | {closed[name]:g} | {rounded(tl.peak_activations)} |")
 md(f"$p={p}, m={m}, F=B=W={F:g}$：\n\n" + "\n".join(rows))
-md(f"- **1F1B**：卡 0 空闲 {tls['1f1b'].idle[0]:g} $=(p-1)(F+B+W)$，完整反向不可拆，灌满和排空都是空等。\n"
-   f"- **ZB-H1**：卡 0 空闲降到 {tls['zb-h1'].idle[0]:g} $=(p-1)(F+B-W)$，makespan 从 {tls['1f1b'].makespan:g} 降到 "
-   f"{tls['zb-h1'].makespan:g}；激活峰值的最大值 {max(tls['zb-h1'].peak_activations):g}，和 1F1B 的 "
-   f"{max(tls['1f1b'].peak_activations):g} 一样，预热没有变长。不过 1F1B 的卡 $r$ 只到 $p-r$，ZB-H1 推迟了 W，"
-   f"各卡的峰值是 {rounded(tls['zb-h1'].peak_activations)}：激活要等 W 做完才释放。\n"
-   f"- **ZB-H2**：每张卡窗口内的空闲都是 {max(tls['zb-h2'].idle):g}，$(p-1)(F+B-2W)$ 在 $F=B=W$ 时正好为零；"
-   f"代价是预热阶段多做前向，卡 0 的激活峰值到 {tls['zb-h2'].peak_activations[0]:g}（上限 $2p-1 = {2 * p - 1}$）。")
+idle0 = {name: tl.idle[0] for name, tl in tls.items()}
+peaks = {name: tl.peak_activations for name, tl in tls.items()}
+assert abs(idle0["1f1b"] - (p - 1) * (F + B + Wt)) < 1e-9 and abs(idle0["zb-h1"] - (p - 1) * (F + B - Wt)) < 1e-9
+md(f"- **1F1B**：rank 0 空闲 {idle0['1f1b']:g} $=(p-1)(F+B+W)$，完整反向不可拆，灌满和排空都是空等。\n"
+   f"- **ZB-H1**：rank 0 空闲降到 {idle0['zb-h1']:g} $=(p-1)(F+B-W)$，makespan 从 {tls['1f1b'].makespan:g} 降到 "
+   f"{tls['zb-h1'].makespan:g}。"
+   + claim(max(peaks["zb-h1"]) == max(peaks["1f1b"]),
+           f"激活峰值的最大值 {max(peaks['zb-h1']):g}，和 1F1B 的 {max(peaks['1f1b']):g} 一样，预热没有变长。",
+           zb_h1=peaks["zb-h1"], one_f_one_b=peaks["1f1b"])
+   + f"不过 1F1B 的 rank $r$ 只到 $p-r$（{rounded(peaks['1f1b'])}），ZB-H1 推迟了 W，各 rank 的峰值是 "
+   f"{rounded(peaks['zb-h1'])}：按默认的 `w_mem` = {costs.w_mem:g}，激活要等 W 做完才释放。\n"
+   f"- **ZB-H2**：每个 rank 窗口内的最大空闲是 {max(tls['zb-h2'].idle):g}，"
+   + claim(max(tls["zb-h2"].idle) < 1e-9 and F + B - 2 * Wt <= 1e-9,
+           "$(p-1)(F+B-2W)$ 在 $F=B=W$ 时正好为零；", idle=tls["zb-h2"].idle)
+   + f"代价是预热阶段多做前向，rank 0 的激活峰值到 {peaks['zb-h2'][0]:g}（上限 $2p-1 = {2 * p - 1}$）。")
+
+# %%
+md(reveal(guess_h1_idle, idle0["zb-h1"],
+          f"ZB-H1 的 rank 0 在排空阶段用攒下的 W 填空隙，每一段空等少了一个 W：$(p-1)(F+B-W) = {idle0['zb-h1']:g}$，"
+          f"1F1B 是 {idle0['1f1b']:g}。"))
 
 # %% [markdown]
-# 读图时盯住卡 0：1F1B 的卡 0 在最后要等所有反向回流；ZB-H1 在这段时间里做攒下的 W；
+# **预测：** 如果一个待做的 W 只占着一半的激活（`w_mem` = 0.5，即 $M_W = M_B/2$），ZB-H1 各 rank 的激活峰值是多少？
+# 写成一个列表，rank 0 在前。
+
+# %%
+guess_h1_peaks = None   # a list of p numbers, e.g. [4, 4, 4, 4]
+
+# %%
+half = Costs(f=1, b=1, w=1, w_mem=0.5)
+peaks_half = simulate(plans["zb-h1"], half).peak_activations
+closed_peaks = [(p - r) + r * half.w_mem for r in range(p)]
+md(reveal(guess_h1_peaks, rounded(peaks_half),
+          claim(all(abs(a - b) < 1e-9 for a, b in zip(peaks_half, closed_peaks)),
+                f"rank $r$ 在稳定阶段同时有 $p-r$ 个 micro-batch 做完了 F 还没做 B（各占 1 份），外加 $r$ 个待做的 W"
+                f"（各占 `w_mem` = {half.w_mem:g} 份）：峰值 $(p-r) + r\\cdot$`w_mem`，即 $(p-r)M_B + r\\,M_W$。"
+                f"`w_mem` = 1 时每个 rank 都是 $p$，`w_mem` = 0 时退回 1F1B 的 $p-r$。",
+                peaks=peaks_half, closed=closed_peaks)))
+
+# %% [markdown]
+# 读图时盯住 rank 0：1F1B 的 rank 0 在最后要等所有反向回流；ZB-H1 在这段时间里做攒下的 W；
 # ZB-H2 在开头就多做几个前向，让后面每个空隙都有 W 可填。
 #
 # ## 3. "零"到底是什么意思
 #
-# "零气泡"这个词至少有三种读法，数字差别很大：
+# "零 bubble"这个词至少有三种口径，数字差别很大：
 #
-# 1. **每张卡自己的窗口**（从它第一个算子开始到最后一个算子结束）：`Timeline.idle` 就是这样算的，也是论文表格的口径。
-# 2. **一次迭代**：所有卡从同一时刻开始、在最后一张卡结束时才算完成，错开的开头和结尾都算气泡——`bubble_ratio`。
-# 3. **稳定状态**：很多次迭代首尾相接时，每次迭代平均多长。
+# 1. **口径一，每个 rank 自己的窗口**（从它第一个算子开始到最后一个算子结束）：`Timeline.idle` 就是这样算的，也是论文表格的口径。
+# 2. **口径二，一次迭代**：所有 rank 从同一时刻开始、在最后一个 rank 结束时才算完成，错开的开头和结尾都算 bubble，即 `bubble_ratio`。
+# 3. **口径三，稳定状态**：很多次迭代首尾相接时，每次迭代平均多长。
 
 # %%
 busy = m * (F + B + Wt)
 h2 = tls["zb-h2"]
 windows = [(rs[0].start, rs[-1].end) for rs in h2.spans]
-md(f"ZB-H2 在 $p={p}, m={m}$ 下：窗口内空闲 {max(h2.idle):g}（读法 1 是零）；一次迭代 makespan {h2.makespan:g}，"
-   f"而每张卡只有 {busy:g} 的工作，气泡占比 {h2.bubble_ratio:.1%}（读法 2 不是零）。"
-   f"差的 {h2.makespan - busy:g} $=(p-1)F$ 来自错开：各卡的窗口是 "
-   + "，".join(f"卡 {r} [{a:g}, {b:g}]" for r, (a, b) in enumerate(windows))
-   + f"——卡 $r$ 要等 $r$ 个前向才有活干，卡 0 做完自己的 {busy:g} 之后，只能等最后一张卡结束。")
+assert max(h2.idle) < 1e-9 and abs(h2.makespan - busy - (p - 1) * F) < 1e-9
+md(f"ZB-H2 在 $p={p}, m={m}$ 下：窗口内空闲 {max(h2.idle):g}（口径一是零）；一次迭代 makespan {h2.makespan:g}，"
+   f"而每个 rank 只有 {busy:g} 的工作，bubble 占比 {h2.bubble_ratio:.1%}（口径二不是零）。"
+   f"差的 {h2.makespan - busy:g} $=(p-1)F$ 来自错开，各 rank 的窗口是 "
+   + "，".join(f"rank {r} [{a:g}, {b:g}]" for r, (a, b) in enumerate(windows))
+   + f"：rank $r$ 要等 $r$ 个前向才有活干，rank 0 做完自己的 {busy:g} 之后，只能等最后一个 rank 结束。")
 
 # %% [markdown]
-# 读法 3 要看多次迭代。迭代之间如果有一个同步点（优化器步之前做全局的梯度范数裁剪、NaN/Inf 检查），下一次迭代只能
-# 等本次完全结束后再开始，每次都付一遍错开的开头和结尾。零气泡论文的**事后校验（post-validation）**让各卡先更新、
+# 口径三要看多次迭代。迭代之间如果有一个同步点（优化器步之前做全局的梯度范数裁剪、NaN/Inf 检查），下一次迭代只能
+# 等本次完全结束后再开始，每次都付一遍错开的开头和结尾。Zero Bubble 论文的**事后校验（post-validation）**让各 rank 先更新、
 # 事后再核对全局条件（不满足就回滚这一步），同步点消失，第 $k+1$ 次迭代的预热可以填进第 $k$ 次的收尾。
 # `course.iterations` 把 $K$ 次迭代接起来模拟，两种情形都能算：
 
@@ -183,15 +238,16 @@ for name in ("1f1b", "zb-h1", "zb-h2"):
 rows = ["| schedule | period with a barrier | period with post-validation | lower bound m(F+B+W) |", "|---|---|---|---|"]
 rows += [f"| {name} | {a:g} | {b:g} | {busy:g} |" for name, (a, b) in steady.items()]
 md(f"{K} 次迭代的稳定周期：\n\n" + "\n".join(rows))
-md(f"只有 ZB-H2 加上事后校验，周期才落到下界 {busy:g}（读法 3 的零）；"
-   f"有同步点时它的周期是 {steady['zb-h2'][0]:g}，"
-   f"{'和' if steady['zb-h2'][0] == steady['zb-h1'][0] else '对比'} ZB-H1 的 {steady['zb-h1'][0]:g}"
-   f"{'一样' if steady['zb-h2'][0] == steady['zb-h1'][0] else ''}。"
-   f"所以 ZB-H2 多出来的 $p-1$ 份激活，只有在去掉迭代间的同步之后才换得回时间。")
-md("没有同步点时，卡 0 做完本轮的最后一个算子就能开始下一轮的第一个前向，周期就是卡 0 的窗口长度，"
+at_bound = [name for name, (_, free) in steady.items() if abs(free - busy) < 1e-9]
+same_with_barrier = abs(steady["zb-h2"][0] - steady["zb-h1"][0]) < 1e-9
+md(claim(at_bound == ["zb-h2"], f"只有 ZB-H2 加上事后校验，周期才落到下界 {busy:g}（口径三的零）。", at_bound=at_bound)
+   + f"有同步点时 ZB-H2 的周期是 {steady['zb-h2'][0]:g}，ZB-H1 是 {steady['zb-h1'][0]:g}："
+   + claim(same_with_barrier, f"在 $F=B=W$ 时两者一样，ZB-H2 多存的 $p-1$ 份激活只有去掉同步点才换得回时间。",
+           otherwise="两者不同，见下面的预测。", h2=steady["zb-h2"][0], h1=steady["zb-h1"][0]))
+md("没有同步点时，rank 0 做完本轮的最后一个算子就能开始下一轮的第一个前向，周期就是 rank 0 的窗口长度，"
    "即忙碌时间加上它窗口内的空闲："
    + "，".join(f"{name} 是 {busy:g} + {tls[name].idle[0]:g} = {busy + tls[name].idle[0]:g}" for name in plans)
-   + "。读法 1 的零（窗口内无空闲）加上事后校验，才得到读法 3 的零。")
+   + "。口径一的零（窗口内无空闲）加上事后校验，才得到口径三的零。")
 for name in plans:
     assert abs(steady[name][1] - (busy + tls[name].idle[0])) < 1e-9
 
@@ -211,26 +267,84 @@ bottom.set_xlim(0, with_barrier.timeline.makespan)
 fig.tight_layout()
 
 # %% [markdown]
-# ## 4. 自己动手：W 不等于 B 时
-#
-# 真实模型里 $F$、$B$、$W$ 并不相等（对一个 Linear，B 和 W 都是一次矩阵乘，和 F 差不多；注意力等部分则不然）。
-# 先用一张表看 $W$ 变化时两种调度的空闲和论文公式，再拖动 `w`（相对 $F=B=1$）看空隙如何变化：$W$ 太小时没有足够的 W 去填空隙，
-# $(p-1)(F+B-2W)$ 不再为零。
+# 上面的 $F=B=W$ 只是论文的示意设定。真实的 transformer 里 B 比 W 长：注意力分数 $QK^\top$、softmax 的梯度
+# 只有输入梯度、没有权重梯度，一层的 B 约是 $24bsh^2 + 8bs^2h$ 次浮点运算，W 约是 $24bsh^2$。
+
+# %% [markdown]
+# **预测：** 有同步点（每次迭代都付错开的开头和结尾）、$F=1$、$B=2$、$W=1$ 时，ZB-H2 和 ZB-H1 谁的周期更短？
+# 在 `guess_barrier` 里写 `"zb-h2"`、`"zb-h1"` 或 `"same"`。
 
 # %%
-rows = ["| W | ZB-H1 max idle | (p-1)(F+B-W) | ZB-H2 max idle | (p-1)(F+B-2W) |", "|---|---|---|---|---|"]
+guess_barrier = None    # "zb-h2", "zb-h1" or "same"
+
+# %%
+barrier_rows = ["| F, B, W | ZB-H1 period | ZB-H2 period | ZB-H2 shorter by |", "|---|---|---|---|"]
+barrier = {}
+for fbw in ((1, 1, 1), (1, 0.8, 1.2), (1, 1.2, 0.8), (1, 1.5, 1), (1, 2, 1), (1, 1, 0.5)):
+    c = Costs(*fbw)
+    h1, h2 = (simulate_iterations(plans[name], c, iterations=K, sync=True).period for name in ("zb-h1", "zb-h2"))
+    barrier[fbw] = (h1, h2)
+    barrier_rows.append(f"| {', '.join(f'{x:g}' for x in fbw)} | {h1:g} | {h2:g} | {h1 - h2:.3g} |")
+md(f"$p={p}, m={m}$，{K} 次迭代，有同步点：\n\n" + "\n".join(barrier_rows))
+b_gt_w = {fbw: fbw[1] > fbw[2] for fbw in barrier}
+wins = {fbw: h1 - h2 > 1e-9 for fbw, (h1, h2) in barrier.items()}
+extra = {fbw: (p - 1) * max(0.0, fbw[1] - fbw[2]) for fbw in barrier}
+never_worse = all(abs(h1 - h2 - extra[fbw]) < 1e-9 for fbw, (h1, h2) in barrier.items())
+answer_barrier = {(True, False): "zb-h2", (False, True): "zb-h1"}.get(
+    (barrier[(1, 2, 1)][1] < barrier[(1, 2, 1)][0] - 1e-9, barrier[(1, 2, 1)][0] < barrier[(1, 2, 1)][1] - 1e-9), "same")
+md(reveal(guess_barrier, answer_barrier,
+          claim(never_worse and wins == b_gt_w,
+                "表里每一行，ZB-H2 都不比 ZB-H1 慢；它严格更快的行恰好是 $B > W$ 的行，ZB-H1 多付的正好是 "
+                "$(p-1)\\max(0, B-W)$：排空阶段每一段反向回流要等一个 B，ZB-H1 攒下的 W 比 B 短，填不满。所以\"ZB-H2 只有去掉同步点才划算\"只在 $W \\ge B$ 时成立；"
+                "$B > W$（transformer 的常态）时，它多存的激活即使有同步点也换得回时间。",
+                wins=wins, b_gt_w=b_gt_w, barrier=barrier)))
+
+# %% [markdown]
+# ## 4. 自己动手：F、B、W 不相等时
+#
+# 真实模型里 $F$、$B$、$W$ 并不相等（对一个 Linear，B 和 W 都是一次矩阵乘，和 F 差不多；注意力等部分则不然）。
+# 论文给 ZB-H2 的空闲是 $(p-1)(F+B-2W)$，截到 0。它成立有条件：
+
+# %% [markdown]
+# **预测：** $F=0.5$、$B=1.2$、$W=1$ 时公式给出 $\max(0, 3\times(-0.3)) = 0$。模拟的 ZB-H2 rank 0 窗口内空闲是多少？
+
+# %%
+guess_h2_idle = None    # a number
+
+# %%
+rows = ["| F, B, W | ZB-H1 max idle | (p-1)(F+B-W) | ZB-H2 rank-0 idle | (p-1)(F+B-2W), clipped | (p-1)(B-F) |",
+        "|---|---|---|---|---|---|"]
 fits = {}
-for w in (0.25, 0.5, 1.0, 2.0):
-    c = Costs(f=1, b=1, w=w)
-    h1, h2 = (max(simulate(plans[name], c).idle) for name in ("zb-h1", "zb-h2"))
-    paper_h1, paper_h2 = max(0.0, (p - 1) * (c.f + c.b - w)), max(0.0, (p - 1) * (c.f + c.b - 2 * w))
-    fits[w] = (abs(h1 - paper_h1) < 1e-9, abs(h2 - paper_h2) < 1e-9)
-    rows.append(f"| {w:g} | {h1:g} | {paper_h1:g} | {h2:g} | {paper_h2:g} |")
-md(f"$p={p}, m={m}$，$F=B=1$：\n\n" + "\n".join(rows))
-md("ZB-H2 的空闲在表中每一行都等于 $(p-1)(F+B-2W)$（截到 0）：" + ("是" if all(b for _, b in fits.values()) else "否")
-   + f"。ZB-H1 与 $(p-1)(F+B-W)$ 相符的 W：{[w for w, (a, _) in fits.items() if a]}；不相符的：{[w for w, (a, _) in fits.items() if not a]}"
-   "——W 比 F、B 还长时，ZB-H1 按固定顺序推迟的 W 与空隙对不上，空闲多于公式；"
-   "所以 `formulas.predict` 只在 $W \\le \\min(F, B)$ 时给出 ZB-H1 的闭式解。")
+for fbw in ((1, 1, 0.25), (1, 1, 0.5), (1, 1, 1.0), (1, 1, 2.0), (1, 1.5, 1), (1, 2, 1), (0.5, 1.2, 1), (1, 0.5, 1)):
+    f_, b_, w_ = fbw
+    c = Costs(*fbw)
+    h1, h2 = max(simulate(plans["zb-h1"], c).idle), simulate(plans["zb-h2"], c).idle[0]
+    paper_h1, paper_h2 = max(0.0, (p - 1) * (f_ + b_ - w_)), max(0.0, (p - 1) * (f_ + b_ - 2 * w_))
+    fits[fbw] = {"h1": abs(h1 - paper_h1) < 1e-9, "h2": abs(h2 - paper_h2) < 1e-9,
+                 "h2_general": abs(h2 - max(paper_h2, (p - 1) * (b_ - f_))) < 1e-9}
+    rows.append(f"| {f_:g}, {b_:g}, {w_:g} | {h1:.3g} | {paper_h1:.3g} | {h2:.3g} | {paper_h2:.3g} | {(p - 1) * (b_ - f_):.3g} |")
+md(f"$p={p}, m={m}$：\n\n" + "\n".join(rows))
+h2_idle_case = simulate(plans["zb-h2"], Costs(f=0.5, b=1.2, w=1)).idle[0]
+
+# %%
+formula_h2_holds = [fbw for fbw, ok in fits.items() if ok["h2"]]
+formula_h2_fails = [fbw for fbw, ok in fits.items() if not ok["h2"]]
+h1_fails = [fbw for fbw, ok in fits.items() if not ok["h1"]]
+md(reveal(guess_h2_idle, round(h2_idle_case, 6),
+          claim(all(ok["h2_general"] for ok in fits.values()) and bool(formula_h2_fails)
+                and all((fbw[1] > fbw[0] and fbw[2] > fbw[0]) == (fbw in formula_h2_fails) for fbw in fits),
+                f"ZB-H2 的公式 $(p-1)(F+B-2W)$ 在 {len(formula_h2_holds)} 行成立，在 {formula_h2_fails} 不成立，"
+                "不成立的恰好是 $B > F$ 且 $W > F$ 的行。原因在 rank 0 的稳定段：下游的 B 比本 rank 的 F 长时，"
+                "每一段要等 $B-F$，W 填不进这种等待。表里每一行都符合 $(p-1)\\max(0,\\ F+B-2W,\\ B-F)$，"
+                "所以论文的公式是 rank 0 的空闲，条件是 $B \\le F$ 或 $W \\le F$。",
+                fits=fits))
+   + claim(bool(h1_fails) and all(fbw[2] > min(fbw[0], fbw[1]) for fbw in h1_fails),
+           f" ZB-H1 与 $(p-1)(F+B-W)$ 不相符的行 {h1_fails} 都有 $W > \\min(F, B)$：ZB-H1 按固定顺序推迟的 W 与空隙"
+           "对不上，空闲多于公式，所以 `formulas.predict` 只在 $W \\le \\min(F, B)$ 时给出 ZB-H1 的闭式解。",
+           otherwise=" ZB-H1 在表中每一行都与 $(p-1)(F+B-W)$ 相符。", h1_fails=h1_fails))
+
+# %% [markdown]
+# 再拖动下面的 `w`（相对 $F=B=1$）看空隙如何变化：$W$ 太小时没有足够的 W 去填空隙。 `zb-h2`、$p=4$，找出让最大空闲（标题里的 max idle）变成 0 的最小 `w`，写进 `task_w`。
 
 # %%
 def zero_bubble_explorer(fig, schedule, p, w):
@@ -246,12 +360,25 @@ explorer = explore(zero_bubble_explorer, figsize=(12, 3.8), schedule=["zb-h1", "
                    w=(0.25, 2.0, 1.0, 0.25))
 
 # %% [markdown]
-# ## 5. 真跑 ZB-H1：梯度一致，测得的时间比 1F1B 短
+# **任务：** 在浏览器里选 `zb-h2`、$p=4$，找出让最大空闲（标题里的 max idle）变成 0 的最小 `w`，写进 `answer_w`。
+
+# %%
+answer_w = None         # the smallest w on the slider with max idle 0 (zb-h2, p=4)
+
+# %%
+slider_ws = [0.25 * k for k in range(1, 9)]
+zero_at = min(w for w in slider_ws if max(simulate(build("zb-h2", 4, 8), Costs(f=1, b=1, w=w)).idle) < 1e-9)
+md(reveal(answer_w, zero_at, f"空闲是 $(p-1)\\max(0, F+B-2W, B-F)$，$F=B=1$ 时在 $W \\ge (F+B)/2 = {zero_at:g}$ 处变成 0。"))
+
+# %% [markdown]
+# ## 5. 真跑 ZB-H1：梯度一致，测得的时间与模拟对照
 #
-# 同一个 ZB-H1 计划交给 `course.live`：B 求出 stage 输入的梯度立刻发给上一张卡，W 在计划排定的位置再算权重梯度。
+# 同一个 ZB-H1 计划交给 `course.live`：B 求出 stage 输入的梯度立刻发给上一个 rank，W 在计划排定的位置再算权重梯度。
 # 两件事要验证：梯度逐个参数与单进程一致（拆分没有算错）；在模拟的设备时间下，测得的 makespan 比 1F1B 短，比例接近模拟。
 
 # %%
+import os  # noqa: E402
+
 from course.live import run_plan  # noqa: E402  (starts processes only when called)
 
 live = {name: run_plan(build(name, p, m), costs, emulate=True) for name in ("1f1b", "zb-h1")}
@@ -260,29 +387,35 @@ for name, res in live.items():
           f"measured={res.measured_makespan:.3f}s simulated={res.simulated_makespan:.3f}s")
 ratio_measured = live["zb-h1"].measured_makespan / live["1f1b"].measured_makespan
 ratio_sim = tls["zb-h1"].makespan / tls["1f1b"].makespan
-md(f"两次运行的梯度都与单进程参照{'一致' if all(r.grad_ok for r in live.values()) else '**不一致**'}"
-   f"（最大绝对误差 {max(r.max_abs_err for r in live.values()):.1e}）："
-   f"拆开的 B 和 W 加起来就是完整的反向。ZB-H1 / 1F1B 的 makespan：测得 {ratio_measured:.2f}，模拟 {ratio_sim:.2f}"
-   + ("，真跑复现了模拟预测的加速。" if abs(ratio_measured - ratio_sim) <= 0.1 else
-      "：差得较多，说明这台机器上进程在抢 CPU，算子本身就超过了模拟的设备时间（emulate 只能补齐，不能压缩）。"))
+grads_ok = all(r.grad_ok for r in live.values())
+md(claim(grads_ok, "两次运行的梯度都与单进程参照一致", errors=[r.max_abs_err for r in live.values()])
+   + f"（最大绝对误差 {max(r.max_abs_err for r in live.values()):.1e}）：拆开的 B 和 W 加起来就是完整的反向。"
+   f"ZB-H1 / 1F1B 的 makespan：测得 {ratio_measured:.2f}，模拟 {ratio_sim:.2f}。"
+   + claim(ratio_measured < 1 and abs(ratio_measured - ratio_sim) <= 0.1,
+           "测得的比值接近模拟：真跑也更快，差距来自进程调度和通信，模拟器没有计入。",
+           otherwise=("测得的比值离模拟较远：这台机器上进程在抢 CPU（本机 "
+                      f"{os.cpu_count()} 个逻辑核，{p} 个 rank），算子本身就超过了模拟的设备时间（emulate 只能补齐，不能压缩）。")))
 fig = plots.compare([live["1f1b"].timeline, live["zb-h1"].timeline], titles=["1f1b measured", "zb-h1 measured"])
 
 # %% [markdown]
 # ## 怎么讲清楚
 #
-# - 一个 Linear 的反向是两次矩阵乘：$\mathrm{d}X = \mathrm{d}Y\,W^\top$（B，上一张卡在等）和 $\mathrm{d}W = X^\top \mathrm{d}Y$
-#   （W，没人等）。把 W 拆出来延后，就能用它填气泡；代价是激活要留到 W 之后。
-# - ZB-H1 把 W 挪进排空阶段，激活峰值和 1F1B 一样是 $p$，每张卡的空闲从 $(p-1)(F+B+W)$ 降到 $(p-1)(F+B-W)$。
-# - ZB-H2 多做预热前向，激活峰值最多 $2p-1$，窗口内空闲 $(p-1)(F+B-2W)$，$F=B=W$ 时为零。
-# - "零"要说清口径：每张卡窗口内的空闲为零，不等于一次迭代没有气泡；只有用事后校验去掉迭代间的同步点，
+# - 一个 Linear 的反向是两次矩阵乘：$\mathrm{d}X = \mathrm{d}Y\,W^\top$（B，上一个 rank 在等）和 $\mathrm{d}W = X^\top \mathrm{d}Y$
+#   （W，没人等）。把 W 拆出来延后，就能用它填 bubble；代价是一部分激活（$M_W$）要留到 W 之后，本库用 `Costs.w_mem` 表示。
+# - ZB-H1 把 W 挪进排空阶段，激活峰值的最大值和 1F1B 一样是 $p$（rank $r$ 是 $(p-r)M_B + r\,M_W$），
+#   rank 0 的空闲从 $(p-1)(F+B+W)$ 降到 $(p-1)(F+B-W)$（$W \le \min(F, B)$ 时）。
+# - ZB-H2 多做预热前向，激活峰值最多 $2p-1$；rank 0 窗口内空闲是 $(p-1)\max(0, F+B-2W, B-F)$，
+#   论文的 $(p-1)(F+B-2W)$ 要求 $B \le F$ 或 $W \le F$，$F=B=W$ 时为零。
+# - "零"要说清口径：每个 rank 窗口内的空闲为零，不等于一次迭代没有 bubble；只有用事后校验去掉迭代间的同步点，
 #   稳定周期才落到 $m(F+B+W)$。
+# - 有同步点时 ZB-H2 也不比 ZB-H1 慢，$B > W$ 时严格更快：多存的激活不是只有去掉同步点才换得回时间。
 # - 拆分要验证：真跑 ZB-H1，梯度逐个参数与单进程对齐；在模拟的设备时间下，测得的加速与模拟预测对照。
 #
 # ## 练习
 #
 # - `linear-backward-split`：不用 autograd，手写 `torch.nn.Linear` 的 B 和 W（含 bias，输入可以有多个前导维度），
 #   与 autograd 对齐。注意 torch 存的是 `weight` $= W^\top$，本章的公式要相应地转置。
-# - `zb-h1-order`：写出 ZB-H1 每张卡的 F/B/W 顺序（卡 $r$ 最多让 $r$ 个 W 待做）；测试用模拟器检查 makespan 和激活峰值。
+# - `zb-h1-order`：写出 ZB-H1 每个 rank 的 F/B/W 顺序（rank $r$ 最多让 $r$ 个 W 待做）；测试用模拟器检查 makespan 和激活峰值。
 #
 # ```bash
 # python practice/judge.py start linear-backward-split
