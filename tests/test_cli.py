@@ -1,8 +1,10 @@
 """The command line: `python -m course ...` as a user types it."""
 
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -100,3 +102,108 @@ def test_plan_torch_csv(capsys):
     assert capsys.readouterr().out.splitlines() == ["0F0,0F1,0I0,0W0,0I1,0W1", "1F0,1I0,1F1,1I1,1W0,1W1"]
     assert main(["plan", "dualpipe", "-p", "2", "-m", "4", "--torch"]) == 2
     assert "export dualpipev instead" in capsys.readouterr().err
+
+
+# ---- bad input is refused with one line (issue 12 item 6) ---------------------------------------------------
+def one_line_error(code, out, err, *needles, status=2):
+    assert code == status and out == "", (code, out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in err, err
+
+
+@pytest.mark.parametrize("args", [
+    ["sim", "1f1b", "-p", "2", "-m", "2", "--comm", "nan"],
+    ["sim", "1f1b", "-p", "2", "-m", "2", "--f", "inf"],
+    ["sim", "1f1b", "-p", "2", "-m", "2", "--b", "1,nan"],
+    ["sim", "1f1b", "-p", "2", "-m", "2", "--overlap", "nan"],
+    ["sim", "1f1b", "-p", "2", "-m", "2", "--w-mem=-inf"],
+    ["sim", "1f1b", "-p", "2", "-m", "2", "--act", "NaN"],
+    ["sim", "1f1b", "-p", "2", "-m", "2", "--mb-scale", "1,inf"],
+    ["order", "--costs", "1,nan", "-p", "2"],
+    ["order", "--costs", "1,2", "-p", "2", "--comm", "inf"],
+    ["partition", "--layers", "1,inf,2", "-p", "2"],
+    ["partition", "--layers", "1,1,2", "-p", "2", "--comm", "nan"],
+    ["live", "1f1b", "-p", "2", "-m", "2", "--unit-ms", "nan"],
+    ["live", "1f1b", "-p", "2", "-m", "2", "--timeout", "inf"],
+    ["live", "1f1b", "-p", "2", "-m", "2", "--comm", "nan"],
+])
+def test_nan_and_infinities_are_refused(args):
+    one_line_error(*run(*args), "finite")
+
+
+def test_json_output_is_standard_json(capsys):
+    def no_constants(name):
+        raise AssertionError(f"non-standard JSON token {name}")
+
+    for args in (["sim", "dualpipev", "-p", "2", "-m", "4", "--overlap", "0.5", "--json"],
+                 ["order", "--costs", "1,3,2", "-p", "2", "--json"], ["plan", "1f1b", "-p", "2", "-m", "2", "--json"],
+                 ["partition", "--layers", "1,2,3", "-p", "2", "--json"]):
+        assert main(args) == 0
+        json.loads(capsys.readouterr().out, parse_constant=no_constants)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["sim", "1f1b", "-p", "100000", "-m", "100000"], "memory available"),
+    (["plan", "gpipe", "-p", "100000", "-m", "100000"], "memory available"),
+    (["sim", "1f1b", "-p", "64", "-m", "1024", "--iterations", "1000000"], "x 1000000 iterations"),
+    (["order", "--costs", "1,2", "-p", "1000000000000"], "memory available"),
+    (["partition", "--layers", ",".join(["1"] * 50000), "-p", "1000"], "--method greedy"),
+])
+def test_size_guards_refuse_at_once_and_name_the_override(args, needle):
+    t0 = time.monotonic()
+    one_line_error(*run(*args), needle, "--force")
+    assert time.monotonic() - t0 < 30
+
+
+def test_mb_scale_must_give_one_value_per_micro_batch():
+    one_line_error(*run("sim", "1f1b", "-p", "2", "-m", "4", "--mb-scale", "1,2,3"),
+                   "--mb-scale lists 3 values but the plan has 4 micro-batches: give 4")
+    one_line_error(*run("sim", "1f1b", "-p", "2", "-m", "4", "--mb-scale", "2"), "give 4, one per micro-batch")
+
+
+def test_plan_files_that_are_not_plans(tmp_path):
+    one_line_error(*run("sim", "--plan", str(tmp_path)), "is not a regular file")
+    one_line_error(*run("sim", "--plan", "/dev/null"), "is not a regular file")
+    huge = tmp_path / "huge.plan"
+    with open(huge, "wb") as f:
+        f.truncate(65 * 2 ** 20)          # sparse: refused by its size before a byte is read
+    one_line_error(*run("sim", "--plan", str(huge)), "above the limit of 64 MiB", "--force")
+    big = tmp_path / "big.plan"
+    big.write_text("F0 F99999999999999999999999 B0\nF0 B0\n")
+    one_line_error(*run("sim", "--plan", str(big)), "op number 9999999999999999... overflows")
+    sparse = tmp_path / "sparse.plan"     # one op numbered 2e9: the plan would need 2e9 micro-batches
+    sparse.write_text("F0 B0 F2000000000\nF0 B0\n")
+    one_line_error(*run("sim", "--plan", str(sparse)), "memory available", "--force")
+    binary = tmp_path / "binary.plan"
+    binary.write_bytes(b"\xff\xfe\x00F0")
+    one_line_error(*run("sim", "--plan", str(binary)), "is not UTF-8 text")
+    one_line_error(*run("sim", "1f1b", "--plan", str(binary)), "either SCHEDULE or --plan")
+
+
+def test_unwritable_outputs_are_one_line(tmp_path):
+    one_line_error(*run("sim", "gpipe", "-p", "2", "-m", "2", "--png", str(tmp_path / "no" / "t.png")),
+                   "does not exist")
+    one_line_error(*run("sim", "gpipe", "-p", "2", "-m", "2", "--png", str(tmp_path)), "is a directory")
+    code, out, err = run("sim", "gpipe", "-p", "2", "-m", "2", "--png", "/dev/full")   # a full disk
+    assert code == 2 and err.strip() == "error: cannot write /dev/full: No space left on device", err
+    with open("/dev/full", "w") as full:   # stdout on a full disk
+        proc = subprocess.run([sys.executable, "-m", "course", "sim", "gpipe", "-p", "2", "-m", "2", "--json"],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.strip().endswith("No space left on device"), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("sig,status,line", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_ctrl_c_and_sigterm_end_with_one_line(sig, status, line):
+    # an exhaustive search over 9! orders runs for minutes: stop it once it is under way
+    proc = subprocess.Popen([sys.executable, "-m", "course", "order", "--costs", "5,1,4,2,8,3,7,6,9", "-p", "4",
+                             "--policy", "best"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == status and err.strip() == line, (proc.returncode, err)

@@ -2,31 +2,23 @@
 
 from __future__ import annotations
 
-import json
-
-from . import number_list, positive_int
-from .plan import add_schedule_args, build_plan
+from .args import add_cost_args, add_schedule_args, costs_from_args, dumps, finite_float, plan_from_args, positive_int
 
 
 def add_parser(sub):
     p = sub.add_parser("live", help="run a schedule on P gloo processes: gradient check, measured vs simulated")
     add_schedule_args(p)
+    add_cost_args(p)
     add_live_args(p)
     p.set_defaults(run=run)
 
 
 def add_live_args(p) -> None:
     """Everything after SCHEDULE -p -m -v (shared with `torchrun -m course.live`)."""
-    p.add_argument("--plan", metavar="FILE", help="run a plan file instead of a named schedule")
     p.add_argument("--emulate", action="store_true", help="pad every op to its modelled duration so the measured "
                    "timeline can be compared with the simulator's")
-    p.add_argument("--unit-ms", type=float, default=20.0, metavar="MS",
+    p.add_argument("--unit-ms", type=finite_float, default=20.0, metavar="MS",
                    help="milliseconds per cost unit when emulating (default 20)")
-    p.add_argument("--f", type=number_list, default=1.0, help="forward cost (default 1)")
-    p.add_argument("--b", type=number_list, default=1.0, help="input-gradient cost B (default 1; full backward B+W)")
-    p.add_argument("--w", type=number_list, default=1.0, help="weight-gradient cost W (default 1)")
-    p.add_argument("--comm", type=float, default=0.0, help="point-to-point latency in cost units (default 0; "
-                   "emulated with --emulate)")
     p.add_argument("--engine", choices=("course", "torch"), default="course",
                    help="course: this runtime; torch: torch.distributed.pipelining's schedule class")
     p.add_argument("--blocking-send", action="store_true", help="teaching mode: blocking send/recv at each op "
@@ -36,22 +28,20 @@ def add_live_args(p) -> None:
                    help="where stages compute (cuda: one GPU per rank, round-robin)")
     p.add_argument("--width", type=positive_int, default=16, help="hidden width of the Linear+Tanh blocks")
     p.add_argument("--blocks", type=positive_int, default=2, help="blocks per stage (chunk)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds before the job is ended (default 60)")
+    p.add_argument("--timeout", type=finite_float, default=60.0, help="seconds before the job is ended (default 60)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object")
     out.add_argument("--ascii", action="store_true", help="also print the measured timeline as ASCII")
 
 
-def live_kwargs(args) -> dict:
-    from ..costs import Costs
-
+def live_kwargs(args, plan=None) -> dict:
     if args.unit_ms <= 0:
         raise ValueError(f"--unit-ms must be positive, got {args.unit_ms:g}")
     if args.timeout <= 0:
         raise ValueError(f"--timeout must be positive, got {args.timeout:g}")
     if args.backend == "nccl" and args.device != "cuda":
         raise ValueError("--backend nccl needs --device cuda (NCCL moves GPU tensors only)")
-    return dict(costs=Costs(f=args.f, b=args.b, w=args.w, comm=args.comm), emulate=args.emulate, unit_ms=args.unit_ms,
+    return dict(costs=costs_from_args(args, plan), emulate=args.emulate, unit_ms=args.unit_ms,
                 blocking_send=args.blocking_send, engine=args.engine, backend=args.backend, device=args.device,
                 width=args.width, blocks_per_stage=args.blocks, timeout=args.timeout)
 
@@ -78,21 +68,18 @@ def report(result, ascii_timeline: bool = False) -> str:
 
 def run(args) -> int:
     from ..live import DeadlockDetected, LiveError, run_plan
-    from .sim import load_plan
 
-    if args.plan and args.schedule:
-        raise ValueError("give either SCHEDULE or --plan FILE, not both")
-    plan = load_plan(args) if args.plan else build_plan(args)
+    plan = plan_from_args(args)
     try:
-        result = run_plan(plan, **live_kwargs(args))
+        result = run_plan(plan, **live_kwargs(args, plan))
     except LiveError as e:
         if args.json:
-            print(json.dumps({"schedule": plan.name, "p": plan.p, "m": plan.m, "error": type(e).__name__,
+            print(dumps({"schedule": plan.name, "p": plan.p, "m": plan.m, "error": type(e).__name__,
                               "message": str(e).splitlines()[0], "deadlock": isinstance(e, DeadlockDetected),
                               "states": {str(r): s for r, s in getattr(e, "states", {}).items()},
                               "rank": getattr(e, "rank", None)}))
         else:
             print(f"error: {e}")
         return 1
-    print(json.dumps(result.to_json()) if args.json else report(result, args.ascii))
+    print(dumps(result.to_json()) if args.json else report(result, args.ascii))
     return 0 if result.grad_ok else 1

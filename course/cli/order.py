@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from . import number_list, positive_int
+from .args import add_cost_args, check_ops, costs_from_args, dumps, number_list, positive_int
 
 
 def add_parser(sub):
@@ -18,23 +16,21 @@ def add_parser(sub):
                    help="fifo (default), heaviest-first, lightest-first, johnson (p=2 only), best (m <= 9)")
     p.add_argument("--schedule", choices=schedule_names(), default="1f1b", metavar="SCHEDULE",
                    help="1f1b (default), gpipe, forward (forward pass only) or any schedule name")
-    p.add_argument("--f", type=number_list, default=1.0, help="forward time per stage (default 1; list: per stage)")
-    p.add_argument("--b", type=number_list, default=1.0, help="input-gradient time B (default 1)")
-    p.add_argument("--w", type=number_list, default=1.0, help="weight-gradient time W (default 1)")
-    p.add_argument("--comm", type=float, default=0.0, help="point-to-point latency between ranks (default 0)")
+    add_cost_args(p, mb_scale=False)
+    p.add_argument("--force", action="store_true", help="go beyond the size guard (plan size against memory)")
     p.add_argument("--json", action="store_true", help="print {order, makespan, ...}")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from ..costs import Costs
     from ..ordering import order_microbatches
 
     scales = args.costs if isinstance(args.costs, list) else [args.costs]
+    check_ops(f"order p={args.p} m={len(scales)}", 3 * args.p * len(scales), args.force)
     result = order_microbatches(scales, args.p, policy=args.policy, schedule=args.schedule,
-                                costs=Costs(f=args.f, b=args.b, w=args.w, comm=args.comm))
+                                costs=costs_from_args(args))
     if args.json:
-        print(json.dumps(result.to_json()))
+        print(dumps(result.to_json()))
         return 0
     print(f"order {' '.join(map(str, result.order))}")
     print(f"makespan {result.makespan:g}  mean completion {result.mean_completion:g}  "

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
+from .args import dumps, number_list, positive_int
 
-from . import number_list, positive_int
+MAX_DP_SECONDS = 60      # refuse a dynamic programme expected to run longer (--force runs it anyway)
 
 
 def add_parser(sub):
@@ -16,6 +16,8 @@ def add_parser(sub):
                    help="dp: exact min-max (default); greedy: the seed blog's cut-at-total/P heuristic")
     p.add_argument("--comm", type=number_list, default=0.0, metavar="C",
                    help="cost of one cut, paid by both stages beside it; a list gives one value per cut (L-1)")
+    p.add_argument("--force", action="store_true", help=f"run a dynamic programme expected to take more than "
+                   f"{MAX_DP_SECONDS} s")
     p.add_argument("--json", action="store_true", help="print {stages, stage_costs, bottleneck}")
     p.set_defaults(run=run)
 
@@ -24,9 +26,15 @@ def run(args) -> int:
     from ..partition import partition
 
     layers = args.layers if isinstance(args.layers, list) else [args.layers]
+    if args.method == "dp" and not args.force:
+        # p * L steps of a numpy loop (a few microseconds each) over up to L candidates
+        seconds = args.p * len(layers) * (5e-6 + 2e-9 * len(layers))
+        if seconds > MAX_DP_SECONDS:
+            raise ValueError(f"partition dp with p={args.p} and {len(layers)} layers needs about {seconds:.0f} s, "
+                             f"above the limit of {MAX_DP_SECONDS} s; --force to run it anyway, or --method greedy")
     part = partition(layers, args.p, method=args.method, comm=args.comm)
     if args.json:
-        print(json.dumps(part.to_json()))
+        print(dumps(part.to_json()))
         return 0
     for k, (stage, cost) in enumerate(zip(part.stages, part.stage_costs)):
         held = f"layers {stage[0]}..{stage[-1]}" if stage else "no layers"

@@ -14,6 +14,7 @@ import os
 import sys
 
 from ..cli import Parser, positive_int
+from ..command import add_cost_args
 from ..cli.live import add_live_args, live_kwargs, report
 from .model import ModelConfig
 from .runner import prepare
@@ -29,6 +30,7 @@ def main(argv=None) -> int:
     parser.add_argument("schedule", metavar="SCHEDULE")
     parser.add_argument("-m", type=positive_int, required=True, help="micro-batches")
     parser.add_argument("-v", type=positive_int, help="chunks per rank, for schedules that take it")
+    add_cost_args(parser)
     add_live_args(parser)
     args = parser.parse_args(argv)
     from ..schedules import build

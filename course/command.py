@@ -1,0 +1,207 @@
+"""What every command line of the course shares: one-line errors, number types, cost flags, size guards.
+
+Both front ends build on it: ``python -m course`` (``course.cli``; its subcommands import these names from
+``course.cli.args``) and the torchrun entry ``python -m course.live``, which sits below the CLI and must not import
+it.  Exit status: 0 done, 1 the job ran and failed (a gradient mismatch, a deadlock), 2 bad input or an output that
+cannot be written (one line on stderr, never a traceback), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+
+# Building and simulating 1F1B p=64 m=1024 (131k ops) peaks near 550 bytes per op; twice that leaves room for
+# the timeline's summaries and plots.
+BYTES_PER_OP = 1000
+
+
+class UsageError(Exception):
+    """Bad input from the command line: printed as one line, exit status 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that ``finally`` blocks (the live job's cleanup) run."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (no usage dump) and exits 2."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def run_guarded(command, *args) -> int:
+    """Call ``command(*args) -> int`` and turn every way it can end into an exit status and at most one line."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:            # not the main thread: leave signals alone
+        previous = None
+    try:
+        code = command(*args)
+        sys.stdout.flush()        # a full disk or a closed pipe shows here, not in the interpreter's shutdown
+        return code
+    except (UsageError, ValueError) as e:    # PlanError, DeadlockError and argument checks are ValueErrors
+        return _fail(f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", 2)
+    except BrokenPipeError:       # `... | head`
+        _silence_stdout()
+        return 0
+    except OSError as e:          # an unwritable output path, a full disk
+        _silence_stdout()
+        where = f"cannot write {e.filename}: " if e.filename else "cannot write the output (stdout): "
+        return _fail(f"error: {where}{e.strerror or e}", 2)
+    except MemoryError:
+        return _fail("error: out of memory (the size guards were overridden with --force, or misjudged)", 2)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Terminated:
+        return _fail("terminated", 143)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _fail(line: str, code: int) -> int:
+    print(line, file=sys.stderr)
+    return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of what is still buffered cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path``; an error (a full disk included) names the path."""
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from None
+
+
+def dumps(obj) -> str:
+    """Standard JSON: an infinity or NaN is an error here, never a ``NaN`` token in the output."""
+    return json.dumps(obj, allow_nan=False)
+
+
+# ---- number types (argparse ``type=``) ------------------------------------------------------------------
+def finite_float(text: str) -> float:
+    """'2.5' -> 2.5; nan and infinities are refused."""
+    try:
+        val = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(val):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return val
+
+
+def positive_int(text: str) -> int:
+    try:
+        val = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if val < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer (>= 1), got {val}")
+    return val
+
+
+def number_list(text: str) -> float | list[float]:
+    """'2' -> 2.0; '1,2,3' -> [1.0, 2.0, 3.0] (per-stage values).  Finite and non-negative."""
+    try:
+        vals = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or a comma-separated list of numbers, got {text!r}") \
+            from None
+    if not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
+    if any(v < 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected non-negative values, got {text!r}")
+    return vals[0] if len(vals) == 1 else vals
+
+
+def output_file(text: str) -> str:
+    """A file the command will write: refused at once when its folder is missing or not writable."""
+    folder = os.path.dirname(os.path.abspath(text))
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, expected a file name")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(text) and not os.access(text, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: permission denied")
+    return text
+
+
+# ---- costs -------------------------------------------------------------------------------------------------
+def add_cost_args(parser, *, mb_scale: bool = True) -> None:
+    """--f --b --w --comm --act --mb-scale --overlap --w-mem (``mb_scale=False`` where another flag gives the
+    per-micro-batch multipliers, as `order --costs` does)."""
+    g = parser.add_argument_group("costs (one rank's share of the model; lists give one value per stage)")
+    g.add_argument("--f", type=number_list, default=1.0, help="forward time F (default 1)")
+    g.add_argument("--b", type=number_list, default=1.0, help="input-gradient time B (default 1); "
+                   "a full backward costs B + W")
+    g.add_argument("--w", type=number_list, default=1.0, help="weight-gradient time W (default 1)")
+    g.add_argument("--comm", type=finite_float, default=0.0, help="point-to-point latency between ranks "
+                   "(default 0)")
+    g.add_argument("--act", type=number_list, default=1.0, help="activation memory per micro-batch (default 1)")
+    if mb_scale:
+        g.add_argument("--mb-scale", type=number_list, metavar="S1,...,SM",
+                       help="per-micro-batch cost multipliers, one per micro-batch, e.g. 1,2,1,1")
+    g.add_argument("--overlap", type=finite_float, default=1.0, help="an overlapped F&B step (dualpipe, "
+                   "dualpipev) lasts OVERLAP x (F + B); below 1 models hidden communication (default 1)")
+    g.add_argument("--w-mem", type=finite_float, default=1.0, help="split backward: the share of a micro-batch's "
+                   "activations still held after B until its W (B frees 1 - W_MEM, W frees W_MEM; default 1)")
+
+
+def costs_from_args(args, plan=None):
+    """The Costs the cost flags describe; with ``plan``, --mb-scale must give one value per micro-batch."""
+    from .costs import Costs
+
+    scale = getattr(args, "mb_scale", None)
+    if isinstance(scale, float):
+        scale = [scale]
+    if scale is not None and plan is not None and len(scale) != plan.m:
+        raise ValueError(f"--mb-scale lists {len(scale)} value{'s' * (len(scale) != 1)} but the plan has "
+                         f"{plan.m} micro-batches: give {plan.m}, one per micro-batch")
+    return Costs(f=args.f, b=args.b, w=args.w, comm=args.comm, act=args.act, mb_scale=scale, overlap=args.overlap,
+                 w_mem=args.w_mem)
+
+
+# ---- size guards ----------------------------------------------------------------------------------------------
+def available_memory() -> int:
+    """Bytes of memory this machine can still give (psutil; /proc/meminfo's figure without it)."""
+    try:
+        import psutil
+
+        return psutil.virtual_memory().available
+    except ImportError:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def check_ops(what: str, ops: float, force: bool) -> None:
+    """Refuse work of about ``ops`` ops when holding it would not fit in memory (``force`` overrides)."""
+    need, have = ops * BYTES_PER_OP, available_memory()
+    if need > have and not force:
+        raise ValueError(f"{what} means about {ops:.2g} ops, ~{_bytes(need)} of memory, more than the "
+                         f"{_bytes(have)} of memory available (limit ~{have / BYTES_PER_OP:.2g} ops); "
+                         "--force to try anyway")
+
+
+def _bytes(n: float) -> str:
+    unit = 0
+    while n >= 1000 and unit < 5:
+        n, unit = n / 1000, unit + 1
+    return f"{n:.3g} {('B', 'KB', 'MB', 'GB', 'TB', 'PB')[unit]}"
