@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 第 2 章　调度模拟器：plan、依赖和事件驱动
 #
-# 第 1 章的 bubble 公式只在"每个 stage 一样快、通信不花时间"时成立。真实的流水线有快有慢、有通信延迟，调度也不止 GPipe 一种。这一章把调度写成一种小小的中间表示（plan），再用一个事件驱动的模拟器把任意 plan 变成时间线。后面各章的新调度、真机运行和 JCT 分析都建立在这两样东西上。
+# 第 1 章的 bubble 公式只在"每个 stage 一样快、通信不花时间"时成立。真实的流水线有快有慢、有通信延迟，调度也不止 GPipe 一种。这一章把调度写成一种小小的中间表示（plan），再用一个事件驱动的模拟器把任意 plan 变成时间线。后面各章的新调度、真机运行和 JCT 分析都建立在这两样东西上。术语对照见[术语表](glossary.md)。
 #
 # ## 自测
 #
@@ -17,7 +17,7 @@
 #
 # 1. 每个 rank 按什么顺序执行哪些操作（F/B/W、第几个 micro-batch、哪个 stage），以及 stage 放在哪个 rank 上（placement）。
 # 2. 同一 stage 上它自己的前向 $F_i$，以及下一个 stage $s+1$ 的 $B_i$（梯度从后往前传）。最后一个 stage 只等自己的 $F_i$：loss 在那里算。
-# 3. bubble 一样，都是 $\frac{p-1}{m+p-1}$。激活不一样：GPipe 每个 stage 存 $m$ 份；1F1B 的 stage $s$ 最多存 $p-s$ 份，与 $m$ 无关。
+# 3. bubble 一样，都是 $\frac{p-1}{m+p-1}$。激活不一样：GPipe 每个 stage 存 $m$ 份；1F1B 的 stage $s$ 最多存 $\min(m, p-s)$ 份，$m \ge p$ 之后与 $m$ 无关。
 # 4. 可能。rank 0 等 rank 1 的梯度，rank 1 却在等 rank 0 一个排在后面的前向，两边互相等，这就是死锁。局部检查发现不了，要看跨 rank 的依赖有没有环。
 # 5. 操作耗时是任意实数（实测的毫秒数、不均匀的 stage），没有公共的"时间单位"；按事件推进时，每个操作只产生一次"完成"事件，模拟的代价只和操作数有关，和时间长短无关。
 # 6. 不一样。GPipe 只在灌满和排空时付延迟；1F1B 的稳定段里，做完一个前向就等这个 micro-batch 的梯度回来，往返延迟直接变成空闲，所以 1F1B 对延迟更敏感。
@@ -29,6 +29,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from course import plots
+from course.claims import claim, reveal
 from course.costs import Costs
 from course.plan import Op, Plan, PlanError
 from course.schedules import REGISTRY, build
@@ -43,10 +44,12 @@ def md(text: str) -> None:
 # %% [markdown]
 # ## 1. plan：每个 rank 的操作清单
 #
-# 一个 *plan* 就是流水线论文里那种表格：每个 rank 一行，按执行顺序列出操作。`F3` 是 micro-batch 3 的前向，`B0` 是 micro-batch 0 的反向。下面是 $p=4$、$m=8$ 的 1F1B：
+# 一个 *plan* 就是流水线论文里那种表格：每个 rank 一行，按执行顺序列出操作。`F3` 是 micro-batch 3 的前向，`B0` 是 micro-batch 0 的反向。
 
 # %%
-plan = build("1f1b", 4, 8)
+P, M = 4, 8
+plan = build("1f1b", P, M)
+md(f"$p={P}$、$m={M}$ 的 1F1B（这个调度也叫 PipeDream-Flush，是 Megatron-LM 不交错时的调度）：")
 print(plan.format())
 
 # %% [markdown]
@@ -114,16 +117,17 @@ md(f"整个 plan 有 **{n_ops}** 个操作，模拟恰好处理 **{len(events)}*
 # 把两个调度放在同一条时间轴上，右边是每个 rank 同时保存的激活份数（一份 = 一个 micro-batch 在一个 stage 上的激活）。激活在 F 开始时分配，在这个 micro-batch 的反向做完时释放：
 
 # %%
-P, M = 4, 8
 gpipe_tl = simulate(build("gpipe", P, M), Costs())
 ofob_tl = simulate(build("1f1b", P, M), Costs())
 plots.compare([gpipe_tl, ofob_tl], memory_too=True)
 plt.show()
-md(f"两者 makespan 都是 **{gpipe_tl.makespan:g}**，bubble 都是 **{gpipe_tl.bubble_ratio:.1%}**。"
-   f"峰值激活：GPipe 每个 rank 都是 {gpipe_tl.peak_activations}，1F1B 是 {ofob_tl.peak_activations}。")
+md(claim(gpipe_tl.makespan == ofob_tl.makespan and gpipe_tl.bubble_ratio == ofob_tl.bubble_ratio,
+         f"两者 makespan 都是 **{gpipe_tl.makespan:g}**，bubble 都是 **{gpipe_tl.bubble_ratio:.1%}**。"
+         f"峰值激活：GPipe 每个 rank 都是 {gpipe_tl.peak_activations}，1F1B 是 {ofob_tl.peak_activations}。",
+         gpipe=gpipe_tl.makespan, one_f_one_b=ofob_tl.makespan))
 
 # %% [markdown]
-# GPipe 的峰值随 $m$ 增长，1F1B 的不变。第 1 章说增大 $m$ 能压低 bubble；有了 1F1B，增大 $m$ 不再需要更多激活显存：
+# 第 1 章说增大 $m$ 能压低 bubble。下表看增大 $m$ 时两种调度的峰值激活：
 
 # %%
 rows = []
@@ -132,9 +136,31 @@ for m in (4, 8, 16, 32):
     assert g.bubble_ratio == o.bubble_ratio
     rows.append(f"| {m} | {g.bubble_ratio:.1%} | {max(g.peak_activations):g} | {max(o.peak_activations):g} |")
 md(f"p = {P}：\n\n| m | bubble (both) | GPipe peak | 1F1B peak (rank 0) |\n|---|---|---|---|\n" + "\n".join(rows))
+md(claim(all(max(simulate(build("gpipe", P, m)).peak_activations) == m
+             and max(simulate(build("1f1b", P, m)).peak_activations) == P for m in (4, 8, 16, 32)),
+         f"GPipe 的峰值随 $m$ 增长（就是 $m$）；1F1B 的停在 $p$ = {P}。有了 1F1B，增大 $m$ 不再需要更多激活显存。"))
 
 # %% [markdown]
-# 1F1B 里 stage $s$ 先做 $p-s-1$ 个预热前向，再进入"一前一后"：做一个前向，新的激活进来；做一个反向，最老的激活释放。所以它手里最多有 $p-s$ 份，这是第 1 章自测第 5 题的答案。练习 `one-f-one-b-order` 让你写出每个 stage 的 1F1B 顺序，`peak-activations` 让你从一条时间线里算出峰值激活。
+# 1F1B 里 stage $s$ 先做 $p-s-1$ 个预热前向，再进入"一前一后"：做一个前向，新的激活进来；做一个反向，最老的激活释放。所以 $m$ 够多时它手里最多有 $p-s$ 份。第 1 章自测第 5 题说 GPipe 要存 $m$ 份；1F1B 把它压到了 $p-s$。可是 micro-batch 不够多时呢？
+
+# %% [markdown]
+# **预测：** $p=4$、只有 2 个 micro-batch 的 1F1B，四个 rank 的峰值激活各是多少？写成一个列表。
+
+# %%
+guess_peaks = None   # 例如 [4, 3, 2, 1]
+
+# %%
+FEW = 2
+few = simulate(build("1f1b", P, FEW))
+md(reveal(guess_peaks, few.peak_activations,
+          f"只有 {FEW} 个 micro-batch 时，前面的 stage 存不到 $p-s$ 份：预热还没做满，micro-batch 就用完了，"
+          f"手里最多是全部的 {FEW} 份。"))
+law = {m: simulate(build("1f1b", P, m)).peak_activations for m in range(1, 2 * P + 1)}
+md(claim(all(pk == [min(m, P - s) for s in range(P)] for m, pk in law.items()),
+         f"对 $m$ = 1..{2 * P} 逐一模拟，stage $s$ 的峰值都是 $\\min(m, p-s)$：$m \\ge p$ 之后才与 $m$ 无关。"))
+
+# %% [markdown]
+# 练习 `one-f-one-b-order` 让你写出每个 stage 的 1F1B 顺序，`peak-activations` 让你从每个 rank 的操作序列算出峰值激活。
 #
 # ## 5. 会卡死的 plan
 #
@@ -157,10 +183,37 @@ except DeadlockError as err:
 #
 # ## 6. 不均匀的 stage
 #
-# 真实模型很难切得一样重：最后一个 stage 常常多了 lm_head 和 loss，第一个 stage 多了 embedding。`Costs` 的 `f`、`b`、`w` 可以给一个列表，每个 stage 一个值。让最后一个 stage 重一半：
+# 真实模型很难切得一样重：最后一个 stage 常常多了 lm_head 和 loss，第一个 stage 多了 embedding。`Costs` 的 `f`、`b`、`w` 可以给一个列表，每个 stage 一个值。
+
+# %% [markdown]
+# **预测：** $p=4$ 个 stage 里有一个比别的重一半（F、b、w 都 ×1.5）。它放在哪个位置（0 到 3）时，1F1B 的 makespan 最短？GPipe 呢？
 
 # %%
-heavy = [1.0, 1.0, 1.0, 1.5]
+guess_heavy_position = None   # 0, 1, 2 或 3
+
+# %%
+HEAVY = 1.5
+by_position = {}
+for pos in range(P):
+    h = [HEAVY if s == pos else 1.0 for s in range(P)]
+    c = Costs(f=h, b=h, w=h)
+    by_position[pos] = (simulate(build("1f1b", P, M), c).makespan, simulate(build("gpipe", P, M), c).makespan)
+md("| 重 stage 的位置 | 1F1B makespan | GPipe makespan |\n|---|---|---|\n"
+   + "\n".join(f"| {pos} | {a:g} | {g:g} |" for pos, (a, g) in by_position.items()))
+best = min(by_position, key=lambda pos: by_position[pos][0])
+ofob_spans = [a for a, _ in by_position.values()]
+md(reveal(guess_heavy_position, best, claim(
+    all(x < y for x, y in zip(ofob_spans, ofob_spans[1:])) and len({g for _, g in by_position.values()}) == 1,
+    f"1F1B 里重的 stage 越靠前越好：从位置 0 到 {P - 1}，makespan 是 {' / '.join(f'{x:g}' for x in ofob_spans)}。"
+    "重 stage 是瓶颈，它自己的空闲决定了多出来的时间：放在前面，它不用等前面的 stage 灌满，"
+    "做完最后一个反向也不用等梯度再往前传；放在最后，开头要等前面所有的前向，结尾还要等梯度穿过前面所有 stage。"
+    f"GPipe 在四个位置都是 {by_position[0][1]:g}：它先做完全部前向，位置不影响。", makespans=ofob_spans)))
+
+# %% [markdown]
+# 看最坏的情形：最后一个 stage 重一半。
+
+# %%
+heavy = [1.0, 1.0, 1.0, HEAVY]
 uneven = Costs(f=heavy, b=heavy, w=heavy)   # full backward = b + w = 2 x forward on every stage
 uneven_tl = simulate(build("1f1b", P, M), uneven)
 plots.gantt(uneven_tl, title="1F1B, last stage 1.5x heavier")
@@ -169,15 +222,27 @@ stage_time = [3 * f for f in heavy]          # F + full backward of one micro-ba
 bound = M * max(stage_time)                  # the slowest stage must do all of its own work
 even = sum(heavy) / P
 balanced = simulate(build("1f1b", P, M), Costs(f=even, b=even, w=even))
-md(f"makespan 从 {ofob_tl.makespan:g} 变成 **{uneven_tl.makespan:g}**，bubble 从 {ofob_tl.bubble_ratio:.1%} 变成 "
-   f"**{uneven_tl.bubble_ratio:.1%}**。最慢的 stage 必须做完自己的 {M} 份活，这就给了下界 "
-   f"$m \\cdot \\max_s(F_s+B_s)$ = {bound:g}；其余 stage 大半时间在等它。"
-   f"同样的总工作量平均分给 {P} 个 stage，makespan 是 {balanced.makespan:g}。怎样切得更匀，是第 7 章的话题。")
+last_heavy = (M - 1) * max(stage_time) + sum(stage_time)   # fill + the heavy stage's m ops + drain
+assert abs(uneven_tl.makespan - last_heavy) < 1e-9
+md(claim(uneven_tl.makespan > bound and balanced.makespan < uneven_tl.makespan,
+         f"makespan 从 {ofob_tl.makespan:g} 变成 **{uneven_tl.makespan:g}**，bubble 从 {ofob_tl.bubble_ratio:.1%} 变成 "
+         f"**{uneven_tl.bubble_ratio:.1%}**。最慢的 stage 必须做完自己的 {M} 份活，这给了下界 "
+         f"$m \\cdot \\max_s(F_s+B_s)$ = {bound:g}；实际多出的 {uneven_tl.makespan - bound:g} 是它的等待："
+         "开头等前面的 stage 把第一个 micro-batch 送过来，结尾等最后一个梯度穿过前面的 stage。重 stage 在最后时正好是 "
+         f"$(m-1)\\max_s(F_s+B_s) + \\sum_s(F_s+B_s)$ = {last_heavy:g}。"
+         f"同样的总工作量平均分给 {P} 个 stage，makespan 是 {balanced.makespan:g}。怎样切得更匀，是第 7 章的话题。",
+         makespan=uneven_tl.makespan, bound=bound, balanced=balanced.makespan))
 
 # %% [markdown]
 # ## 7. 点对点延迟
 #
-# `Costs(comm=c)`：一个操作的结果送到另一个 rank 要多花 $c$。比较两种调度的 makespan 随 $c$ 的变化：
+# `Costs(comm=c)`：一个操作的结果送到另一个 rank 要多花 $c$。
+
+# %% [markdown]
+# **预测：** 每次跨 rank 的传输多花 $c=1$ 个单位，GPipe 和 1F1B 的 makespan 各多出多少？写成 `[GPipe, 1F1B]`。
+
+# %%
+guess_latency = None   # 例如 [6, 6]
 
 # %%
 latencies = [0.0, 0.25, 0.5, 1.0]
@@ -193,10 +258,11 @@ plt.show()
 c = latencies[-1]
 extra = {s: span[s][-1] - span[s][0] for s in span}
 assert abs(extra["gpipe"] - 2 * (P - 1) * c) < 1e-9
-md(f"延迟 c={c:g} 时，GPipe 多了 **{extra['gpipe']:g}** = $2(p-1)c$：只有灌满和排空各走一遍 $p-1$ 条链路，"
-   f"中间的传输都被后面排队的 micro-batch 盖住了。1F1B 多了 **{extra['1f1b']:g}**：稳定段里 rank 0 做完一个前向就等"
-   "下一个梯度回来，往返路上的每一次延迟都变成了空闲。1F1B 省显存的代价之一就是对延迟更敏感；"
-   "实际系统靠异步发送、把通信和计算重叠来遮住它。")
+md(reveal(guess_latency, [extra["gpipe"], extra["1f1b"]], claim(extra["1f1b"] > extra["gpipe"],
+          f"延迟 c={c:g} 时，GPipe 多了 **{extra['gpipe']:g}** = $2(p-1)c$：只有灌满和排空各走一遍 $p-1$ 条链路，"
+          f"中间的传输都被后面排队的 micro-batch 盖住了。1F1B 多了 **{extra['1f1b']:g}**：稳定段里 rank 0 做完一个前向就等"
+          "下一个梯度回来，往返路上的每一次延迟都变成了空闲。1F1B 省显存的代价之一就是对延迟更敏感；"
+          "实际系统靠异步发送、把通信和计算重叠来遮住它。", gpipe=extra["gpipe"], one_f_one_b=extra["1f1b"])))
 
 # %% [markdown]
 # ## 8. 调度浏览器
@@ -226,13 +292,31 @@ explore(schedule_explorer, figsize=(13, 4), schedule=SCHEDULES[1:2] + SCHEDULES[
         p=(2, 8, 4), m=(1, 16, 8), F=(0.5, 2.0, 1.0, 0.25), backward=(0.5, 4.0, 2.0, 0.25), comm=(0.0, 1.0, 0.0, 0.05))
 
 # %% [markdown]
+# **任务：** 保持 widget 的默认值（$p=4$、$m=8$、F=1、backward=2、comm=0），逐个切换调度，找出 makespan 最短的那个，把名字填进下一格。
+
+# %%
+answer_fastest = None   # 例如 "1f1b"
+
+# %%
+def default_makespan(schedule):
+    params = {"v": 2} if "v" in REGISTRY[schedule].params else {}
+    return simulate(build(schedule, 4, 8, **params), Costs(f=1.0, b=1.0, w=1.0)).makespan
+
+
+spans_by_schedule = {name: default_makespan(name) for name in SCHEDULES}
+fastest = min(spans_by_schedule, key=spans_by_schedule.get)
+md(reveal(answer_fastest, fastest, "各调度的 makespan：" + "，".join(f"{k} {v:g}" for k, v in spans_by_schedule.items())
+          + "。后面几章逐个讲它们为什么更短、各自付出什么代价。"))
+
+# %% [markdown]
 # ## 怎么讲清楚
 #
 # - **plan** 是调度的中间表示：每个 rank 的操作顺序加上 stage 的放置。它可以打印、手写、解析、校验，像论文里的表格一样读。
 # - **依赖**：$F$ 从前往后传，$B$ 从后往前传；$B_i$ 还要等本 stage 的 $F_i$。调度只定 rank 内的顺序，跨 rank 的等待都来自依赖。
 # - **事件驱动模拟**：rank 空闲且依赖到齐就开始；每个操作一个完成事件，耗时可以是任意实数。队列空了还有没做完的，就是死锁，并且能说出谁在等谁。
-# - **GPipe 与 1F1B**：bubble 相同；1F1B 的 stage $s$ 最多存 $p-s$ 份激活，GPipe 存 $m$ 份，所以 1F1B 是默认调度。
-# - **现实因素**：最慢的 stage 决定节奏（下界 $m\cdot\max_s(F_s+B_s)$）；点对点延迟在 GPipe 里只付在两头，在 1F1B 的稳定段里每一轮都要付。
+# - **GPipe 与 1F1B**：bubble 相同；1F1B 的 stage $s$ 最多存 $\min(m, p-s)$ 份激活，GPipe 存 $m$ 份，所以 1F1B 是默认调度。
+# - **不均匀的 stage**：最慢的 stage 决定节奏（下界 $m\cdot\max_s(F_s+B_s)$）；在 1F1B 里它越靠后，开头和结尾等得越久，放在最后最伤。
+# - **延迟**：点对点延迟在 GPipe 里只付在两头，在 1F1B 的稳定段里每一轮都要付。
 #
 # ## 练习
 #
@@ -246,7 +330,7 @@ explore(schedule_explorer, figsize=(13, 4), schedule=SCHEDULES[1:2] + SCHEDULES[
 #   ```
 #   python practice/judge.py start event-simulator
 #   ```
-# - `peak-activations`：从时间线算出每个 rank 的峰值激活。
+# - `peak-activations`：从每个 rank 的操作序列算出它的峰值激活。
 #
 #   ```
 #   python practice/judge.py start peak-activations
