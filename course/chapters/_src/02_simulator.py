@@ -160,6 +160,91 @@ md(claim(all(pk == [min(m, P - s) for s in range(P)] for m, pk in law.items()),
          f"对 $m$ = 1..{2 * P} 逐一模拟，stage $s$ 的峰值都是 $\\min(m, p-s)$：$m \\ge p$ 之后才与 $m$ 无关。"))
 
 # %% [markdown]
+# ### 4.1 换成字节：一层激活有多大，rank 0 为什么存下一整个模型
+#
+# 上面的"一份"是一个 micro-batch 在一个 stage 上的激活。到了显卡上要问的是字节。Korthikanti 等人（2022，*Reducing Activation Recomputation in Large Transformer Models*）逐个张量数过一层 transformer 为反向保存的激活：激活用 16 位、dropout mask 每个元素 1 字节、FFN 宽 $4h$、注意力分数矩阵要存下来（不用 flash attention）时，一层对一个 micro-batch 保存 $sbh(34 + 5as/h)$ 字节，$s$ 是序列长度，$b$ 是 micro-batch 大小，$h$ 是 hidden，$a$ 是注意力头数。tensor parallel（TP，大小 $t$）、sequence parallel（SP）和重算（recompute）各自去掉或切分其中一部分。`course.memory` 把每个张量列成一项，下面用 GPT-3 175B（$s=2048$、$b=1$、$t=8$）把论文里的几种设置算一遍，再和论文的闭式公式对一下：
+
+# %%
+from course.memory import PRESETS, ActivationConfig, korthikanti_layer_bytes, layer_activation_bytes, pipeline_memory
+from course.widgets import memory_explorer
+
+GPT3 = PRESETS["gpt3-175b"]
+SEQ, TP = 2048, 8
+SETTINGS = [("不并行", 1, False, "none", "sbh(34 + 5as/h)"),
+            ("TP", TP, False, "none", "sbh(10 + 24/t + 5as/(ht))"),
+            ("TP + SP", TP, True, "none", "\\frac{sbh}{t}(34 + 5as/h)"),
+            ("TP + SP + 选择性重算", TP, True, "selective", "34sbh/t"),
+            ("完全重算", TP, False, "full", "2sbh")]
+per_layer = {}
+for label, t, sp, rc, formula in SETTINGS:
+    got = layer_activation_bytes(GPT3, ActivationConfig(SEQ, 1, t, sp, rc))
+    assert got == korthikanti_layer_bytes(SEQ, 1, GPT3.hidden, GPT3.heads, t, sp, rc)
+    per_layer[label] = got
+md("| 设置 | 公式 | 每层、每个 micro-batch |\n|---|---|---|\n"
+   + "\n".join(f"| {label} | ${formula}$ | {per_layer[label]:,} 字节（{per_layer[label] / 1e6:,.1f} MB） |"
+               for label, _, _, _, formula in SETTINGS))
+score_share = 5 * GPT3.heads * SEQ / GPT3.hidden / (34 + 5 * GPT3.heads * SEQ / GPT3.hidden)
+md(claim(score_share > 0.5,
+         f"不并行时，注意力分数那一项 $5as/h$ 占了一层激活的 **{score_share:.0%}**：它随 $s^2$ 增长。"
+         "选择性重算只重算注意力核心（$QK^T$、softmax、dropout、乘 $V$），正好去掉这一项，"
+         f"所以 TP + SP 下从 {per_layer['TP + SP'] / 1e6:.0f} MB 降到 {per_layer['TP + SP + 选择性重算'] / 1e6:.0f} MB，"
+         "而重算的计算量很小。", score_share=score_share))
+
+# %% [markdown]
+# 再把每层的字节放回 1F1B。rank 0 最多同时存 $p$ 个 micro-batch，每个 micro-batch 在它那里有 $L/p$ 层：
+
+# %%
+cfg_sel = ActivationConfig(SEQ, 1, TP, True, "selective")
+bytes_per_layer = layer_activation_bytes(GPT3, cfg_sel)
+rank0 = {p: pipeline_memory(build("1f1b", p, 4 * p), GPT3, cfg_sel, extras=False).ranks[0].activations
+         for p in (2, 4, 8, 16)}
+md("| p | 每个 stage 的层数 | rank 0 的激活峰值 |\n|---|---|---|\n"
+   + "\n".join(f"| {p} | {GPT3.layers // p} | {v / 1e9:.2f} GB |" for p, v in rank0.items()))
+md(claim(all(v == GPT3.layers * bytes_per_layer for v in rank0.values()),
+         f"不管 $p$ 是多少，rank 0 的激活峰值都是 **{GPT3.layers * bytes_per_layer / 1e9:.2f} GB** = "
+         f"{GPT3.layers} 层 × {bytes_per_layer / 1e6:.1f} MB：$p$ 个 micro-batch × $L/p$ 层，"
+         "正好是**整个模型对一个 micro-batch 的激活**。加深流水线能把权重、梯度和优化器状态分到更多卡上，"
+         "却分不掉 rank 0 的激活；要省它，只能靠重算、TP/SP 或更小的 micro-batch。",
+         rank0=rank0, whole_model=GPT3.layers * bytes_per_layer))
+
+# %% [markdown]
+# 最后把权重、梯度和 Adam 状态（混合精度下每个参数 16 字节）也加进来，画出 $p=8$、$m=32$ 时每个 rank 一次迭代里持有的 GB（embedding 在第一个 stage，lm_head 和 loss 的 logits 在最后一个 stage）。虚线是一张 80 GB 的卡：
+
+# %%
+GPU = 80e9
+real = {s: pipeline_memory(build(s, 8, 32), GPT3, cfg_sel) for s in ("gpipe", "1f1b")}
+fig, axes = plt.subplots(1, 2, figsize=(14, 3.6), sharey=True)
+for ax, (name, pm) in zip(axes, real.items()):
+    plots.memory(pm.timeline, ax=ax, curves=pm.curves(), gpu_mem=GPU, title=f"GPT-3 175B, {name}, p=8, m=32, tp=8 + SP")
+plt.show()
+peak_gpipe, peak_1f1b = (max(pm.peak) for pm in real.values())
+md(claim(peak_gpipe > GPU >= peak_1f1b,
+         f"GPipe 的每个 rank 都要存下全部 32 个 micro-batch，峰值 **{peak_gpipe / 1e9:.1f} GB**，装不进 80 GB；"
+         f"1F1B 的峰值在 rank 0，**{peak_1f1b / 1e9:.1f} GB**，其中 {real['1f1b'].ranks[0].static / 1e9:.1f} GB 是权重、"
+         "梯度和优化器状态。两者 bubble 相同，1F1B 省下的全是激活。", gpipe=peak_gpipe, one_f_one_b=peak_1f1b))
+
+# %% [markdown]
+# 下面换成 Llama 3 70B（$s=8192$，GQA、SwiGLU，没有 dropout；`course.memory` 按这种 block 的真实张量逐项计数）。拖动 $p$、$m$、TP 和重算方式，看每个 rank 的 GB（左：权重、梯度、优化器状态和激活峰值叠在一起；右：一次迭代中持有的字节）和 80 GB 那条线。TP 大于 1 时同时打开 SP。
+
+# %%
+memory_explorer("llama3-70b", seq=8192, gpu_mem=GPU)
+
+# %% [markdown]
+# **任务：** 在上面的 widget 里保持 $p=8$、$m=16$、TP=8，依次换三种重算方式。哪几种能让所有 rank 都装进 80 GB？按 none、selective、full 的顺序写成列表。
+
+# %%
+answer_recompute_fits = None   # 例如 ["full"]
+
+# %%
+LLAMA70 = PRESETS["llama3-70b"]
+peaks_70b = {rc: max(pipeline_memory(build("1f1b", 8, 16), LLAMA70, ActivationConfig(8192, 1, 8, True, rc)).peak)
+             for rc in ("none", "selective", "full")}
+fits_70b = [rc for rc, peak in peaks_70b.items() if peak <= GPU]
+md(reveal(answer_recompute_fits, fits_70b,
+          "三种方式的峰值：" + "，".join(f"{rc} {peak / 1e9:.1f} GB" for rc, peak in peaks_70b.items())
+          + "。序列长到 8192 时，不重算的注意力分数（$2as^2b$）一项就压垮了 rank 0。"))
+
+# %% [markdown]
 # 练习 `one-f-one-b-order` 让你写出每个 stage 的 1F1B 顺序，`peak-activations` 让你从每个 rank 的操作序列算出峰值激活。
 #
 # ## 5. 会卡死的 plan
