@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from .costs import Costs
 from .plan import Op, Overlap, Plan, Step, ops_of
-from .sim import simulate
+from .sim_compiled import CompiledPlan
 from .timeline import Timeline
 
 
@@ -50,23 +50,27 @@ def repeat_plan(plan: Plan, iterations: int) -> Plan:
     """One plan running ``iterations`` copies of ``plan`` on each rank in turn, micro-batches renumbered."""
     m = plan.m
     ranks = [[_renumber(st, k * m) for k in range(iterations) for st in steps] for steps in plan.ranks]
-    return Plan(ranks, m * iterations, placement=[list(s) for s in plan.placement],
-                routes=[list(r) for r in plan.routes] * iterations, name=plan.name, meta=dict(plan.meta))
+    return Plan(ranks, m * iterations, plan.placement, plan.routes * iterations, plan.name)
 
 
 def simulate_iterations(plan: Plan, costs: Costs | None = None, iterations: int = 2, sync: bool = True) -> Iterations:
-    """Simulate ``iterations`` optimizer steps of ``plan``; with ``sync`` a barrier separates them."""
+    """Simulate ``iterations`` optimizer steps of ``plan``; with ``sync`` a barrier separates them.
+
+    K iterations hold K times the ops, so this runs the compiled simulator (course.sim_compiled: the same rule
+    as course.sim.simulate, laid out for speed)."""
     if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
         raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
     costs = costs or Costs()
-    if costs.mb_scale is not None:
-        costs = replace(costs, mb_scale=list(costs.mb_scale) * iterations)
-    if sync:
-        one = simulate(plan, costs)
+    if iterations == 1 or sync:
+        one = CompiledPlan(plan).simulate(costs)
+        if iterations == 1:
+            return Iterations(one, [one.makespan], [max((max(e) for e in one.ends if e), default=0.0)], sync)
         # Behind a barrier every iteration starts from an idle pipeline: the same timeline, shifted.
         timeline = _stack(plan, one, iterations)
     else:
-        timeline = simulate(repeat_plan(plan, iterations), costs)
+        if costs.mb_scale is not None:
+            costs = replace(costs, mb_scale=list(costs.mb_scale) * iterations)
+        timeline = CompiledPlan(repeat_plan(plan, iterations)).simulate(costs)
     starts = [float("inf")] * iterations
     ends = [float("-inf")] * iterations
     m = plan.m

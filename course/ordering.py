@@ -2,7 +2,8 @@
 
 Micro-batch i costs ``scales[i]`` times the base costs (longer sequences cost more).  A schedule fixes the
 *positions* (the first micro-batch to enter, the second, ...); an order says which micro-batch takes each
-position.  Every order is evaluated by simulation (:class:`course.sim.CompiledPlan`, the plan compiled once).
+position.  Every order is evaluated by simulation (:class:`course.sim_compiled.CompiledPlan`: the plan is
+compiled once, then simulated under each order's costs).
 
 Policies:
 
@@ -26,7 +27,8 @@ from typing import Sequence
 from .costs import Costs
 from .plan import Op, Overlap, Plan, ops_of
 from .schedules import REGISTRY, build
-from .sim import CompiledPlan, simulate
+from .sim import simulate
+from .sim_compiled import CompiledPlan
 from .timeline import Timeline
 
 POLICIES = ("fifo", "heaviest-first", "lightest-first", "johnson", "best")
@@ -85,9 +87,8 @@ def reorder(plan: Plan, order: Sequence[int]) -> Plan:
         return Op(step.kind, order[step.mb], step.stage)
     routes = [None] * plan.m
     for k, route in enumerate(plan.routes):
-        routes[order[k]] = list(route)
-    return Plan([[relabel(s) for s in steps] for steps in plan.ranks], plan.m, [list(s) for s in plan.placement],
-                routes, name=plan.name)
+        routes[order[k]] = route
+    return Plan([[relabel(s) for s in steps] for steps in plan.ranks], plan.m, plan.placement, routes, plan.name)
 
 
 _SIMPLE = ("fifo", "heaviest-first", "lightest-first")
@@ -164,9 +165,7 @@ class _Job:
         increasing a, then the others by decreasing b.  Minimises the makespan of a two-machine flow shop."""
         if self.p != 2:
             raise ValueError(f"johnson's rule needs exactly 2 ranks (p=2), got p={self.p}; use best or a heuristic")
-        table = self.costs.stage_tables(self.plan)
-        work = [sum(table[k][s] for s in self.plan.placement[r] for k in ("F", "B", "W")
-                    if k != "W" or self.plan.split_backward) for r in range(2)]
+        work = [sum(row) / self.m for row in self.costs.durations(self.plan)]   # one micro-batch's, per rank
         a = [s * work[0] for s in self.scales]
         b = [s * work[1] for s in self.scales]
         first = sorted((i for i in range(self.m) if a[i] <= b[i]), key=lambda i: a[i])

@@ -22,13 +22,15 @@ ends of the pipeline.  The position of a stage along its route is the model chun
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from numbers import Integral
 from operator import itemgetter
-from typing import NamedTuple, Sequence, Union
+from types import MappingProxyType
+from typing import Mapping, NamedTuple, Sequence, Union
 
 KINDS = ("F", "B", "W")
-KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_COMES_AFTER = {"B": "F", "W": "B"}    # on one stage and micro-batch: B after its F, W after its B
 
 
 class PlanError(ValueError):
@@ -104,31 +106,39 @@ def parse_step(token: str, default_stage: int | None = None) -> Step:
     return Overlap(parse_op(parts[0], default_stage), parse_op(parts[1], default_stage))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Plan:
-    """Per-rank ordered ops plus the placement of stages on ranks.
+    """Per-rank ordered ops plus the placement of stages on ranks: an immutable value.
 
     ranks[r]      the steps rank r runs, in order
     placement[r]  the stages rank r holds (default: rank r holds stage r)
     num_microbatches  m
     routes        routes[i] = the stages micro-batch i passes forward (default: all stages in order)
     name          what built it (for titles and JSON)
+
+    The constructor accepts lists and stores tuples.  Derived facts (``num_stages``, ``chunks``,
+    ``split_backward``, ``rank_of_stage()``, ``chunk_of_stage()``) are computed once, on first use.
     """
 
-    ranks: list[list[Step]]
+    ranks: tuple[tuple[Step, ...], ...]
     num_microbatches: int
-    placement: list[list[int]] | None = None
-    routes: list[list[int]] | None = None
+    placement: tuple[tuple[int, ...], ...] | None = None
+    routes: tuple[tuple[int, ...], ...] | None = None
     name: str = "plan"
-    meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        set_field = object.__setattr__           # frozen: fields are set once, here
+        set_field(self, "ranks", tuple(map(tuple, self.ranks)))
         if self.placement is None:
-            self.placement = [[r] for r in range(len(self.ranks))]
+            set_field(self, "placement", tuple((r,) for r in range(len(self.ranks))))
+        else:
+            set_field(self, "placement", tuple(map(tuple, self.placement)))
         if self.routes is None:
-            self.routes = [list(range(self.num_stages))] * self.num_microbatches
+            set_field(self, "routes", (tuple(range(self.num_stages)),) * self.num_microbatches)
+        else:
+            set_field(self, "routes", tuple(map(tuple, self.routes)))
 
-    # ---- derived facts -------------------------------------------------------------------------
+    # ---- derived facts (cached: the plan never changes) -----------------------------------------
     @property
     def p(self) -> int:
         return len(self.ranks)
@@ -137,50 +147,39 @@ class Plan:
     def m(self) -> int:
         return self.num_microbatches
 
-    @property
+    @cached_property
     def num_stages(self) -> int:
         return 1 + max((s for stages in self.placement for s in stages), default=-1)
 
-    @property
+    @cached_property
     def chunks(self) -> int:
         """How many pieces the model is cut into (the length of a route)."""
-        return max((len(r) for r in self.routes), default=0)
+        return max(map(len, set(self.routes)), default=0)
 
-    @property
+    @cached_property
     def split_backward(self) -> bool:
-        """True when backward is split into B (input gradient) and W (weight gradient)."""
+        """True when backward is split into B (input gradient) and W (weight gradient): the plan has W ops."""
         for steps in self.ranks:
-            heads = set(map(itemgetter(0), steps))     # each Op's kind, each Overlap's first op
-            if heads - {"F", "B"} and any(op.kind == "W" for st in steps for op in ops_of(st)):
+            heads = set(map(itemgetter(0), steps))    # each Op's kind, each Overlap's first Op: in one C pass
+            if "W" in heads or any(op.kind == "W" for step in steps if type(step) is Overlap for op in step):
                 return True
         return False
 
-    def rank_of_stage(self) -> dict[int, int]:
+    def rank_of_stage(self) -> Mapping[int, int]:
+        """{stage: the rank that holds it}."""
+        return MappingProxyType(self._rank_of_stage)
+
+    def chunk_of_stage(self) -> Mapping[int, int]:
+        """{stage: the model chunk it computes}: its position along the routes that use it."""
+        return MappingProxyType(self._chunk_of_stage)
+
+    @cached_property
+    def _rank_of_stage(self) -> dict[int, int]:
         return {s: r for r, stages in enumerate(self.placement) for s in stages}
 
-    def chunk_of_stage(self) -> dict[int, int]:
-        """The model chunk each stage computes: its position along the routes that use it."""
-        return {s: k for route in {tuple(r) for r in self.routes} for k, s in enumerate(route)}
-
-    def route_links(self) -> tuple[list[int], list[list[int]], list[list[int]], list[bytearray]]:
-        """Per distinct route: the stage before and after each stage (-1 where none) and a membership mask.
-
-        Returns (route id of each micro-batch, prev[id][stage], next[id][stage], on_route[id][stage])."""
-        ids: dict[tuple, int] = {}
-        route_id = [ids.setdefault(tuple(route), len(ids)) for route in self.routes]
-        S = self.num_stages
-        prev, nxt, masks = [], [], []
-        for route in ids:
-            before, after, mask = [-1] * S, [-1] * S, bytearray(S)
-            for a, b in zip(route, route[1:]):
-                after[a], before[b] = b, a
-            for s in route:
-                if 0 <= s < S:
-                    mask[s] = 1
-            prev.append(before)
-            nxt.append(after)
-            masks.append(mask)
-        return route_id, prev, nxt, masks
+    @cached_property
+    def _chunk_of_stage(self) -> dict[int, int]:
+        return {s: k for route in set(self.routes) for k, s in enumerate(route)}
 
     def required_ops(self) -> list[Op]:
         """Every op the plan must contain exactly once."""
@@ -200,7 +199,7 @@ class Plan:
 
     # ---- string form -----------------------------------------------------------------------------
     def rank_tokens(self, r: int) -> list[str]:
-        annotate = self.placement[r] != [r]
+        annotate = self.placement[r] != (r,)
         return [step.token(annotate) for step in self.ranks[r]]
 
     def format(self) -> str:
@@ -210,7 +209,7 @@ class Plan:
     __str__ = format
 
     def to_json(self) -> dict:
-        return {"name": self.name, "p": self.p, "m": self.m, "placement": self.placement,
+        return {"name": self.name, "p": self.p, "m": self.m, "placement": [list(s) for s in self.placement],
                 "ranks": [self.rank_tokens(r) for r in range(self.p)]}
 
     @classmethod
@@ -233,15 +232,10 @@ class Plan:
             except PlanError as e:
                 raise PlanError(f"rank {r}: {e}") from None
         if placement is None:
-            placement = []
-            for r, steps in enumerate(ranks):
-                seen = sorted({op.stage for st in steps for op in ops_of(st)} | {r})
-                placement.append(seen)
+            placement = [sorted({op.stage for st in steps for op in ops_of(st)} | {r}) for r, steps in enumerate(ranks)]
         if num_microbatches is None:
-            num_microbatches = 1 + max((op.mb for st_ in ranks for st in st_ for op in ops_of(st)), default=-1)
-        plan = cls(ranks, num_microbatches, [list(s) for s in placement],
-                   [list(x) for x in routes] if routes is not None else None, name)
-        return plan
+            num_microbatches = 1 + max((op.mb for steps in ranks for st in steps for op in ops_of(st)), default=-1)
+        return cls(ranks, num_microbatches, placement, routes, name)
 
     # ---- validation ------------------------------------------------------------------------------
     def validate_structure(self) -> dict[int, int]:
@@ -262,11 +256,11 @@ class Plan:
                 owner[s] = r
         if len(self.routes) != self.m:
             raise PlanError(f"routes lists {len(self.routes)} micro-batches but m={self.m}")
-        chunk: dict[int, int] = {}
-        distinct: dict[tuple, int] = {}          # m routes are usually a handful of distinct ones
+        first_user: dict[tuple, int] = {}        # m routes are usually a handful of distinct ones
         for i, route in enumerate(self.routes):
-            distinct.setdefault(tuple(route), i)
-        for route, i in distinct.items():
+            first_user.setdefault(route, i)
+        chunk: dict[int, int] = {}
+        for route, i in first_user.items():
             if not route:
                 raise PlanError(f"micro-batch {i} has an empty route")
             for k, s in enumerate(route):
@@ -279,49 +273,50 @@ class Plan:
     def validate(self) -> "Plan":
         """Raise PlanError naming the first violation; return self when the plan is well formed.
 
-        Checks: placement holds each stage once; routes name known stages; every op sits on the rank that
-        holds its stage; each required op appears exactly once; a rank never runs W before its own B or B
-        before its own F.  Cross-rank ordering problems (cycles) are found by simulate() as deadlocks.
+        A valid plan: placement holds each stage once and routes name known stages (validate_structure);
+        every step is an Op or an Overlap of two Ops; every op sits on the rank that holds its stage and on its
+        micro-batch's route; a rank never runs B before its own F or W before its own B; every required op
+        appears exactly once.  Cross-rank ordering problems (cycles) are found by simulate() as deadlocks.
         """
         owner = self.validate_structure()
-        # Per-op checks with integer keys (mb, stage, kind) -> (mb*S + stage)*3 + kind: plans reach 10^5+ ops.
-        S, m = self.num_stages, self.m
-        owner_of = [owner.get(s, -1) for s in range(S)]
-        route_id, _, _, on_route = self.route_links()
-        seen = bytearray(m * S * 3)
-        count, split = 0, False
+        m = self.m
+        seen: set[Op] = set()
+
+        def error(text: str) -> PlanError:      # names the step being checked
+            return PlanError(f"rank {r} step {pos}: {text}")
+
         for r, steps in enumerate(self.ranks):
             for pos, step in enumerate(steps):
                 if not is_step(step):
-                    raise PlanError(f"rank {r} step {pos}: {step!r} is not an Op or an Overlap of two Ops")
+                    raise error(f"{step!r} is not an Op or an Overlap of two Ops")
                 for op in ops_of(step):
-                    k = KIND_INDEX.get(op.kind) if isinstance(op.kind, str) else None
-                    mb, s = op.mb, op.stage
-                    if k is None:
-                        raise PlanError(f"rank {r} step {pos}: unknown op kind {op.kind!r} (allowed: F, B, W)")
-                    if not (isinstance(mb, Integral) and 0 <= mb < m):
-                        raise PlanError(f"rank {r} step {pos}: {op} names micro-batch {mb!r}, allowed 0..{m - 1}")
-                    if not (isinstance(s, Integral) and 0 <= s < S and owner_of[s] >= 0):
-                        raise PlanError(f"rank {r} step {pos}: {op} names unknown stage {s} (known: {sorted(owner)})")
-                    if owner_of[s] != r:
-                        raise PlanError(f"rank {r} step {pos}: {op} runs on rank {r} but stage {s} "
-                                        f"is placed on rank {owner_of[s]}")
-                    if not on_route[route_id[mb]][s]:
-                        raise PlanError(f"rank {r} step {pos}: {op}: micro-batch {mb} does not pass stage {s}")
-                    key = (mb * S + s) * 3 + k
-                    if seen[key]:
+                    kind, mb, s = op
+                    if kind not in KINDS:
+                        raise error(f"unknown op kind {kind!r} (allowed: F, B, W)")
+                    if not (_is_index(mb) and 0 <= mb < m):
+                        raise error(f"{op} names micro-batch {mb!r}, allowed 0..{m - 1}")
+                    if not (_is_index(s) and s in owner):
+                        raise error(f"{op} names unknown stage {s} (known: {sorted(owner)})")
+                    if owner[s] != r:
+                        raise error(f"{op} runs on rank {r} but stage {s} is placed on rank {owner[s]}")
+                    if s not in self.routes[mb]:
+                        raise error(f"{op}: micro-batch {mb} does not pass stage {s}")
+                    if op in seen:
                         first = next(i for i, st in enumerate(steps) if op in ops_of(st))
-                        where = f"at steps {first} and {pos}" if first != pos else f"twice in step {pos}"
-                        raise PlanError(f"duplicate op {op}: rank {r} runs it {where}")
-                    if k and not seen[key - 1]:
-                        raise PlanError(f"rank {r} step {pos}: {op} comes before its own "
-                                        f"{Op(KINDS[k - 1], mb, s)} on the same rank")
-                    seen[key] = 1
-                    count += 1
-                    split = split or k == 2
-        if count == sum(map(len, self.routes)) * (3 if split else 2):
-            return self
-        for op in self.required_ops():
-            if not seen[(op.mb * S + op.stage) * 3 + KIND_INDEX[op.kind]]:
-                raise PlanError(f"missing op {op}: rank {owner[op.stage]} never runs it")
-        raise AssertionError("unreachable: op count mismatch without a missing op")
+                        twice = f"at steps {first} and {pos}" if first != pos else f"twice in step {pos}"
+                        raise PlanError(f"duplicate op {op}: rank {r} runs it {twice}")
+                    own = _COMES_AFTER.get(kind)
+                    if own and (own, mb, s) not in seen:     # a plain tuple equals the Op (and is cheaper to make)
+                        raise error(f"{op} comes before its own {Op(own, mb, s)} on the same rank")
+                    seen.add(op)
+        # Every op seen is a required one (the checks above), so a shortfall means some are missing.
+        kinds = 3 if self.split_backward else 2
+        if len(seen) < kinds * sum(map(len, self.routes)):
+            missing = next(op for op in self.required_ops() if op not in seen)
+            raise PlanError(f"missing op {missing}: rank {owner[missing.stage]} never runs it")
+        return self
+
+
+def _is_index(x) -> bool:
+    """An integer (a numpy integer too); the exact-type test first because most are plain ints."""
+    return type(x) is int or isinstance(x, Integral)

@@ -66,7 +66,7 @@ def test_repeat_plan_concatenates_each_rank():
     for r in range(plan.p):
         first, second = twice.ranks[r][:len(plan.ranks[r])], twice.ranks[r][len(plan.ranks[r]):]
         assert first == plan.ranks[r]
-        assert second == [Op(op.kind, op.mb + 4, op.stage) for op in plan.ranks[r]]
+        assert second == tuple(Op(op.kind, op.mb + 4, op.stage) for op in plan.ranks[r])
     dual = repeat_plan(build("dualpipe", 2, 4), 2).validate()
     assert dual.routes[4] == dual.routes[0] and dual.routes[6] == dual.routes[2]
     assert {op.mb for steps in dual.ranks for st in steps for op in ops_of(st)} == set(range(8))

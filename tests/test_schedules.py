@@ -85,7 +85,7 @@ def test_v_is_only_for_interleaved():
 
 def test_interleaved_follows_megatrons_order():
     plan = build("interleaved", 2, 4, v=2)
-    assert plan.placement == [[0, 2], [1, 3]]
+    assert plan.placement == ((0, 2), (1, 3))
     assert plan.format().splitlines()[0].split() == [
         "F0.s0", "F1.s0", "F0.s2", "F1.s2",                       # warm-up: 2(p-1) + (v-1)p forwards
         "F2.s0", "B0.s2", "F3.s0", "B1.s2", "F2.s2", "B0.s0", "F3.s2", "B1.s0",   # groups of p per chunk
@@ -95,7 +95,7 @@ def test_interleaved_follows_megatrons_order():
 @pytest.mark.parametrize("p, m, v", [(2, 4, 2), (4, 8, 2), (4, 12, 3), (3, 3, 4)])
 def test_interleaved_placement_and_chunk_cost(p, m, v):
     plan = build("interleaved", p, m, v=v)
-    assert plan.placement == [[r + c * p for c in range(v)] for r in range(p)]
+    assert plan.placement == tuple(tuple(r + c * p for c in range(v)) for r in range(p))
     assert plan.chunks == v * p
     tl = simulate(plan, Costs(f=1, b=1, w=1))
     assert sum(tl.busy) == pytest.approx(p * m * 3)       # each chunk costs 1/v of a rank's share
@@ -132,7 +132,7 @@ def test_zb_h2_memory_bound_and_warm_up(p, m):
 @pytest.mark.parametrize("p, m", [(1, 2), (2, 4), (4, 8), (4, 5), (5, 13)])
 def test_zbv_v_placement_and_memory(p, m):
     plan = build("zbv", p, m)
-    assert plan.placement == [[r, 2 * p - 1 - r] for r in range(p)]
+    assert plan.placement == tuple((r, 2 * p - 1 - r) for r in range(p))
     assert plan.chunks == 2 * p and plan.split_backward
     assert max(simulate(plan).peak_activations) <= p
     # the last rank turns the micro-batch around locally: F on stage p-1 then p on the same rank
@@ -143,9 +143,9 @@ def test_zbv_v_placement_and_memory(p, m):
 @pytest.mark.parametrize("p, m", [(2, 4), (4, 8), (4, 14), (6, 12), (8, 16)])
 def test_dualpipe_two_directions_two_copies(p, m):
     plan = build("dualpipe", p, m)
-    assert plan.routes[0] == list(range(p)) and plan.routes[-1] == list(range(p, 2 * p))
+    assert plan.routes[0] == tuple(range(p)) and plan.routes[-1] == tuple(range(p, 2 * p))
     assert plan.routes.count(plan.routes[0]) == m // 2
-    assert plan.placement == [[r, 2 * p - 1 - r] for r in range(p)]
+    assert plan.placement == tuple((r, 2 * p - 1 - r) for r in range(p))
     assert plan.rank_of_stage()[p] == p - 1            # route B enters at the last rank
     assert parameters_per_rank(plan) == [2] * p        # twice 1F1B's parameters
     assert any(isinstance(st, Overlap) for st in plan.ranks[0])
@@ -160,8 +160,8 @@ def test_dualpipe_two_directions_two_copies(p, m):
 @pytest.mark.parametrize("p, m", [(1, 2), (2, 4), (4, 8), (4, 11), (8, 16)])
 def test_dualpipev_is_one_copy_in_a_v(p, m):
     plan = build("dualpipev", p, m)
-    assert plan.routes == [list(range(2 * p))] * m
-    assert plan.placement == [[r, 2 * p - 1 - r] for r in range(p)]
+    assert plan.routes == (tuple(range(2 * p)),) * m
+    assert plan.placement == tuple((r, 2 * p - 1 - r) for r in range(p))
     assert parameters_per_rank(plan) == [1] * p
     assert max(simulate(plan).peak_activations) <= p + 0.5
 

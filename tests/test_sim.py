@@ -9,7 +9,8 @@ from hypothesis import assume, given, settings, strategies as st
 from course.costs import Costs
 from course.plan import Op, Overlap, Plan, PlanError, ops_of
 from course.schedules import REGISTRY, build
-from course.sim import CompiledPlan, DeadlockError, simulate
+from course.sim import DeadlockError, simulate
+from course.sim_compiled import CompiledPlan
 
 TEXTBOOK = Costs(f=1, b=1, w=1)          # full backward = b + w = 2 = 2F, the seed chapter's setting
 
@@ -97,12 +98,13 @@ def test_a_compiled_plan_simulates_under_many_costs_as_simulate_does():
     for costs in (Costs(), Costs(f=2, b=1, w=0.5, comm=0.3, overlap=0.7), Costs(mb_scale=[1, 3] * 4)):
         a, b = compiled.simulate(costs), simulate(plan, costs)
         assert (a.starts, a.ends, a.peak_activations) == (b.starts, b.ends, b.peak_activations)
-    a.steps[0].clear()                          # nor do timelines share their steps with it
     assert simulate(plan).ops(0) == compiled.simulate().ops(0)
-    plan.ranks[0].reverse()                     # the compiled copy does not see later edits
+    reversed_rank_0 = Plan([plan.ranks[0][::-1], *plan.ranks[1:]], plan.m, plan.placement, plan.routes)
     assert compiled.simulate().makespan == simulate(build("dualpipe", 4, 8)).makespan
     with pytest.raises(PlanError, match="comes before its own"):
-        simulate(plan)
+        simulate(reversed_rank_0)
+    with pytest.raises(PlanError, match="comes before its own"):
+        CompiledPlan(reversed_rank_0)
 
 
 def test_malformed_plan_is_reported_as_malformed_not_as_deadlock():
@@ -118,7 +120,7 @@ def test_malformed_plan_is_reported_as_malformed_not_as_deadlock():
 def reference_spans(plan: Plan, costs: Costs) -> list[list[tuple[float, float]]]:
     """The simulator's rule written as a longest path, step by step: a step starts when its rank's previous
     step has ended and each input has arrived (plus comm from another rank)."""
-    table, rank_of = costs.stage_tables(plan), plan.rank_of_stage()
+    durations, rank_of = costs.durations(plan), plan.rank_of_stage()
     step_of = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
 
     @cache
@@ -129,8 +131,7 @@ def reference_spans(plan: Plan, costs: Costs) -> list[list[tuple[float, float]]]
             for d in plan.dependencies(op):
                 if step_of[d] != (r, i):       # the other op of the same pair: they run as one
                     start = max(start, span(*step_of[d])[1] + (costs.comm if rank_of[d.stage] != r else 0))
-        dur = sum(table[op.kind][op.stage] * costs.scale(op.mb) for op in ops_of(step))
-        return start, start + dur * (costs.overlap if type(step) is Overlap else 1)
+        return start, start + durations[r][i]
     return [[span(r, i) for i in range(len(steps))] for r, steps in enumerate(plan.ranks)]
 
 
@@ -151,6 +152,61 @@ def test_every_schedule_matches_the_rule_written_as_a_longest_path(name, p, m, c
     for r in range(p):
         assert tl.starts[r] == pytest.approx([s for s, _ in want[r]])
         assert tl.ends[r] == pytest.approx([e for _, e in want[r]])
+
+
+def outcome(simulator, plan, costs):
+    """What a simulator makes of a plan: its spans, peaks and memory curves, or its error (type, text, waits)."""
+    try:
+        tl = simulator(plan, costs)
+    except PlanError as e:
+        return type(e), str(e), getattr(e, "waits", None)
+    return tl.starts, tl.ends, [list(s) for s in tl.steps], tl.peak_activations, tl.memory
+
+
+def reorder_locally(steps, rng):
+    """A random order of a rank's steps that keeps B after its F and W after its B (a valid plan that may
+    deadlock): repeatedly take a random step whose own-stage inputs are already placed."""
+    before = {"B": "F", "W": "B"}
+    left, placed, out = list(steps), set(), []
+    while left:
+        ready = [st for st in left if all(op.kind == "F" or Op(before[op.kind], op.mb, op.stage) in placed
+                                          for op in ops_of(st))]
+        step = rng.choice(ready)
+        left.remove(step)
+        placed.update(ops_of(step))
+        out.append(step)
+    return out
+
+
+def compiled(plan, costs):
+    return CompiledPlan(plan).simulate(costs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(sorted(REGISTRY)), p=st.integers(1, 6), m=st.integers(1, 12),
+       comm=st.sampled_from([0.0, 0.25, 1.0]), overlap=st.floats(0.5, 1), w_mem=st.floats(0, 1),
+       scaled=st.booleans(), per_stage=st.booleans(), order=st.sampled_from(["built", "reordered", "shuffled"]),
+       data=st.data())
+def test_plain_and_compiled_simulators_agree_exactly(name, p, m, comm, overlap, w_mem, scaled, per_stage,
+                                                     order, data):
+    """The central property: the compiled simulator is an optimisation of the plain one, nothing more.
+
+    Same spans to the last bit, peaks, memory curves, and the same error (malformed plan, deadlock report) on
+    every registered schedule, under random costs, and with some ranks' orders shuffled."""
+    try:
+        plan = build(name, p, m)
+    except ValueError:                          # e.g. DualPipe needs an even p
+        assume(False)
+    cost = st.floats(0.0, 3.0)
+    f, b, w = (data.draw(st.lists(cost, min_size=p, max_size=p) if per_stage else cost) for _ in "fbw")
+    scale = data.draw(st.lists(st.floats(0.2, 3), min_size=m, max_size=m)) if scaled else None
+    costs = Costs(f, b, w, comm=comm, act=data.draw(cost), mb_scale=scale, overlap=overlap, w_mem=w_mem)
+    if order != "built":                        # some ranks in another order: deadlocks, malformed plans
+        rng = random.Random(data.draw(st.integers(0, 2**32 - 1)))
+        mix = reorder_locally if order == "reordered" else lambda steps, rng: rng.sample(steps, len(steps))
+        ranks = [mix(steps, rng) if rng.random() < 0.5 else steps for steps in plan.ranks]
+        plan = Plan(ranks, plan.m, plan.placement, plan.routes, plan.name)
+    assert outcome(compiled, plan, costs) == outcome(simulate, plan, costs)
 
 
 costs_strategy = st.builds(
@@ -197,8 +253,7 @@ def test_uniform_gpipe_and_1f1b_take_m_plus_p_minus_1_slots(name, p, m, f, bw):
 def test_random_permutations_either_simulate_or_deadlock(p, m, seed):
     rng = random.Random(seed)
     plan = build("1f1b", p, m)
-    for ops in plan.ranks:
-        rng.shuffle(ops)
+    plan = Plan([rng.sample(ops, len(ops)) for ops in plan.ranks], m)
     try:
         plan.validate()
     except PlanError as e:

@@ -52,7 +52,7 @@ def test_torch_1f1b_ir_defect_is_named():
 
 def test_interleaved_zero_bubble_with_two_chunks_validates_and_beats_zb_h1_without_latency():
     theirs = torch_plan("ScheduleInterleavedZeroBubble", 4, 8, v=2).validate()
-    assert theirs.placement == [[0, 4], [1, 5], [2, 6], [3, 7]] and theirs.split_backward
+    assert theirs.placement == ((0, 4), (1, 5), (2, 6), (3, 7)) and theirs.split_backward
     assert simulate(theirs).makespan == 25.5 < simulate(build("zb-h1", 4, 8)).makespan == 27
     # twice the point-to-point hops: with latency 0.5 it loses
     lat = Costs(comm=0.5)

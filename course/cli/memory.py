@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from dataclasses import replace
 
-from . import positive_int
+from .args import dumps, finite_float, positive_int
 
 SHAPE_FLAGS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
@@ -24,12 +23,9 @@ def memory_size(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
-    try:
-        val = float(text)
-    except ValueError:
+    val = finite_float(text)
+    if val <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    if not val > 0 or val == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
     return val
 
 
@@ -57,7 +53,7 @@ def add_parser(sub):
     pipe.add_argument("--schedule", default="1f1b", help="schedule name (default 1f1b; see `schedules`)")
     pipe.add_argument("-m", type=positive_int, help="micro-batches (default: --pp)")
     pipe.add_argument("-v", type=positive_int, help="chunks per rank, for schedules that take it")
-    pipe.add_argument("--w-mem", type=float, default=1.0, help="split backward: share of a micro-batch's "
+    pipe.add_argument("--w-mem", type=finite_float, default=1.0, help="split backward: share of a micro-batch's "
                       "activations held from B until W (default 1)")
     pipe.add_argument("--dp", type=positive_int, default=1, help="data-parallel size (default 1)")
     pipe.add_argument("--zero", type=int, choices=(0, 1), default=0, help="1: shard optimizer states over --dp")
@@ -127,7 +123,7 @@ def run(args) -> int:
             out["gpu_mem"] = args.gpu_mem
             for r, ok in zip(out["ranks"], fits):
                 r["fits"] = ok
-        print(json.dumps(out))
+        print(dumps(out))
         return 0
     par = f"tp {cfg.tp}{' + SP' if cfg.sp else ''}, dp {args.dp}{' (ZeRO-1)' if args.zero else ''}"
     print(f"{model.name} ({model.params() / 1e9:.1f}B params, {model.block} block): seq {cfg.seq}, mbs {cfg.mbs}, "
@@ -164,7 +160,8 @@ def fit_rows(args, model) -> list[dict]:
     from ..costs import Costs
     from ..memory import chunk_activation_bytes, chunk_times, pipeline_memory, rank_params, static_bytes
     from ..schedules import REGISTRY, build
-    from ..sim import CompiledPlan, DeadlockError
+    from ..sim import DeadlockError
+    from ..sim_compiled import CompiledPlan
 
     if not (args.gpus and args.gpu_mem and args.global_batch):
         raise ValueError("--fit needs --gpus N, --gpu-mem SIZE (e.g. 80GB) and --global-batch SEQUENCES")
@@ -207,7 +204,7 @@ def fit_rows(args, model) -> list[dict]:
 def run_fit(args, model) -> int:
     rows = fit_rows(args, model)
     if args.json:
-        print(json.dumps({"model": model.name, "gpus": args.gpus, "gpu_mem": args.gpu_mem,
+        print(dumps({"model": model.name, "gpus": args.gpus, "gpu_mem": args.gpu_mem,
                           "global_batch": args.global_batch, "seq": args.seq, "mbs": args.mbs,
                           "tflops": args.tflops, "zero": args.zero, "layouts": len(rows),
                           "fits": rows[:args.top]}))

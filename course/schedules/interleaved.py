@@ -67,4 +67,4 @@ def _rotating(p: int, m: int, v: int, group: int, warm: list[int], name: str) ->
         steady = [op for pair in zip(fwd[warm[r]:], bwd) for op in pair]   # one forward, one backward
         ranks.append(fwd[:warm[r]] + steady + bwd[total - warm[r]:])
     placement = [[c * p + r for c in range(v)] for r in range(p)]
-    return Plan(ranks, m, placement=placement, name=name, meta={"v": v})
+    return Plan(ranks, m, placement=placement, name=name)

@@ -246,7 +246,7 @@ from course.live import run_plan  # noqa: E402  (starts processes only when call
 
 live_plan = build("interleaved", 2, 4, v=2)
 live = run_plan(live_plan, Costs(), emulate=True)
-md(f"$p={live_plan.p}$、$v={live_plan.meta['v']}$、$m={live_plan.m}$：每个参数的梯度与单进程参照"
+md(f"$p={live_plan.p}$、$v={len(live_plan.placement[0])}$、$m={live_plan.m}$：每个参数的梯度与单进程参照"
    f"{'一致' if live.grad_ok else '**不一致**'}（最大绝对误差 {live.max_abs_err:.1e}）。"
    f"一个代价单位模拟 {live.unit_ms:g} ms 的设备时间：测得的 makespan {live.measured_makespan:.3g} s，"
    f"模拟预测 {live.simulated_makespan:.3g} s，比值 {live.ratio:.2f}"

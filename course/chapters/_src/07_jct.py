@@ -38,7 +38,8 @@ from course.ordering import (SCENARIOS, evaluate, heaviest_first_effect, order_m
                              skewed_workloads)
 from course.partition import partition, stage_costs
 from course.schedules import build
-from course.sim import CompiledPlan, simulate
+from course.sim import simulate
+from course.sim_compiled import CompiledPlan
 from course.widgets import explore
 
 
