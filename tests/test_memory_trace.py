@@ -45,3 +45,17 @@ def test_overlapped_pairs_and_byte_counters():
     assert {e["name"] for e in counters} == {"memory (bytes)"}
     for r, rank in enumerate(pm.ranks):
         assert max(e["args"]["bytes"] for e in counters if e["pid"] == r) == rank.total
+
+
+def test_sim_trace_flag_writes_a_loadable_trace(tmp_path, capsys):
+    from course.cli import main
+
+    path = tmp_path / "zbv.json"
+    assert main(["sim", "zbv", "-p", "4", "-m", "8", "--json", "--trace", str(path)]) == 0
+    summary = json.loads(capsys.readouterr().out)        # --json still prints exactly one object
+    data, ops, counters, _ = _parse(path)
+    assert len(ops) == 3 * 2 * 4 * 8                     # F, B, W per micro-batch per stage, 8 stages
+    assert {e["pid"] for e in ops} == {e["pid"] for e in counters} == set(range(4))
+    assert max(e["ts"] + e["dur"] for e in ops) == summary["makespan"] * 1000
+    assert main(["sim", "1f1b", "-p", "2", "-m", "2", "--trace", str(tmp_path / "missing" / "t.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -20,6 +20,8 @@ def add_parser(sub):
     out.add_argument("--ascii", action="store_true", help="print an ASCII timeline")
     out.add_argument("--png", metavar="FILE", type=output_file, help="write a Gantt chart and the memory plot "
                      "to FILE")
+    p.add_argument("--trace", metavar="FILE", type=output_file, help="also write a Chrome trace-event JSON "
+                   "(Perfetto, chrome://tracing): a track per rank, activations as a counter")
     p.set_defaults(run=run)
 
 
@@ -30,6 +32,9 @@ def run(args) -> int:
     costs = costs_from_args(args, plan)
     runs = simulate_iterations(plan, costs, args.iterations, sync=not args.no_sync)
     tl = runs.timeline
+    if args.trace:
+        from ..trace import chrome_trace
+        write_file(args.trace, dumps(chrome_trace(tl)).encode())
     if args.json:
         print(dumps({"schedule": args.schedule or args.plan, "p": plan.p, "m": plan.m,
                      "v": args.v or max(len(s) for s in plan.placement),
