@@ -120,6 +120,13 @@ def test_static_bytes_mixed_precision_adam_and_zero1():
         static_bytes(10, zero=3)
 
 
+def test_split_backward_share_is_zero_bubble_m_w_over_m_b():
+    cfg = ActivationConfig(2048, 1)
+    m_b = layer_activation_bytes(GPT3, cfg)
+    assert m_b == SBH * (34 + 5 * 96 * 2048 // 12288)
+    assert round(w_mem_share(GPT3, cfg) * m_b) == 32 * SBH          # M_W = 32sbh (Qi et al., Zero Bubble)
+
+
 def test_split_backward_share_holds_between_b_and_w():
     cfg = ActivationConfig(2048, 1, 8, True, "selective")
     share = w_mem_share(GPT3, cfg)
