@@ -279,8 +279,9 @@ def w_mem_share(model: Model, cfg: ActivationConfig) -> float:
     W computes dW = Xᵀ·dY for each linear layer: it needs the linear inputs X (kept since F) and the output
     gradients dY (made by B).  Everything else is freed by B.  Returns (inputs + output gradients) / (what F
     keeps), capped at 1.  For the gpt block without parallelism this is M_W = 32sbh against
-    M_B = 34sbh + 5as²b, the values the Zero Bubble paper (Qi et al., ICLR 2024) gives.  The output gradients of the linear layers: gpt 3h + h + f + h per token (QKV, out,
-    fc1, fc2), llama h + 2g + h + 2f + h; with full recompute the layer's activations are rebuilt in the
+    M_B = 34sbh + 5as²b, the values the Zero Bubble paper (Qi et al., ICLR 2024) gives.  The output gradients
+    of the linear layers: gpt 3h + h + f + h per token (QKV, out, fc1, fc2), llama h + 2g + h + 2f + h (q, k and
+    v, out, gate and up, down); with full recompute the layer's activations are rebuilt in the
     backward, so W holds the same tensors but F kept only the input: the share is then reported as 1."""
     if cfg.recompute == "full":
         return 1.0
