@@ -201,6 +201,76 @@ md(reveal(guess_h1_peaks, rounded(peaks_half),
 # 读图时盯住 rank 0：1F1B 的 rank 0 在最后要等所有反向回流；ZB-H1 在这段时间里做攒下的 W；
 # ZB-H2 在开头就多做几个前向，让后面每个空隙都有 W 可填。
 #
+# %% [markdown]
+# ### 2.1 以字节计：B 和 W 各留下什么
+#
+# `w_mem` 不必拍脑袋。W 算的是每个 Linear 的 $\mathrm{d}W = X^\top \mathrm{d}Y$：它只要这个 Linear 的输入 $X$（F 时就存下了）和输出梯度 $\mathrm{d}Y$（B 算出来的）。softmax 的输出、LayerNorm 的输入、GeLU 的输入这些，B 用完就可以释放。`course.memory.layer_terms` 把一层为反向保存的张量逐项列出，`w_mem_share` 按上面的规则算出 $M_W / M_B$。下面是 GPT-3 175B 的一层（$s=2048$、$b=1$，先不并行，与 Zero Bubble 论文的记法一致）：
+
+# %%
+from course.memory import PRESETS, ActivationConfig, layer_activation_bytes, layer_terms, pipeline_memory, w_mem_share
+
+GPT3 = PRESETS["gpt3-175b"]
+plain_cfg = ActivationConfig(seq=2048, mbs=1)
+sbh = plain_cfg.seq * plain_cfg.mbs * GPT3.hidden
+terms = layer_terms(GPT3, plain_cfg.seq, plain_cfg.mbs)
+md("| 为反向保存的张量 | 字节 | W 还要用吗 |\n|---|---|---|\n"
+   + "\n".join(f"| {t.what} | {t.size / sbh:g} sbh | {'要（Linear 的输入）' if t.linear_input else '不要'} |"
+               for t in terms))
+m_b = layer_activation_bytes(GPT3, plain_cfg)
+share = w_mem_share(GPT3, plain_cfg)
+m_w = share * m_b
+md(claim(round(m_b) == round(sbh * (34 + 5 * GPT3.heads * plain_cfg.seq / GPT3.hidden)) and round(m_w) == 32 * sbh,
+         f"加起来 $M_B$ = {m_b / sbh:g} sbh = {m_b / 1e9:.2f} GB，正是 $sbh(34 + 5as/h)$；"
+         f"W 要的是四个 Linear 的输入（共 14 sbh）加上它们的输出梯度（18 sbh），$M_W$ = {m_w / sbh:g} sbh = "
+         f"{m_w / 1e9:.2f} GB，和 Zero Bubble 论文给的 $32bsh$ 一致。所以 `w_mem` = $M_W/M_B$ ≈ **{share:.2f}**："
+         "注意力分数那一大块，B 做完就能放掉。", m_b=m_b, m_w=m_w))
+
+# %% [markdown]
+# 比例随设置而变：选择性重算本来就不存注意力分数，剩下的几乎都是 W 要的东西。
+
+# %%
+share_rows = []
+for label, cfg in (("不并行、不重算", plain_cfg), ("TP=8 + SP、不重算", ActivationConfig(2048, 1, 8, True)),
+                   ("TP=8 + SP、选择性重算", ActivationConfig(2048, 1, 8, True, "selective"))):
+    b_bytes = layer_activation_bytes(GPT3, cfg)
+    s_ = w_mem_share(GPT3, cfg)
+    share_rows.append((label, b_bytes, s_))
+md("| 设置 | $M_B$（每层） | $M_W$（每层） | `w_mem` |\n|---|---|---|---|\n"
+   + "\n".join(f"| {label} | {b / 1e6:.0f} MB | {b * s_ / 1e6:.0f} MB | {s_:.2f} |" for label, b, s_ in share_rows))
+md(claim(share_rows[2][2] > 0.9 > 0.3 > share_rows[1][2],
+         f"不重算时 W 只占着 {share_rows[1][2]:.0%}，选择性重算时占着 {share_rows[2][2]:.0%}：推迟 W 在后一种情况下"
+         "几乎不省显存。", shares=[r[2] for r in share_rows]))
+
+# %% [markdown]
+# 现在把真实的 `w_mem` 放进调度。GPT-3 175B 切成 $p=8$ 段、$m=32$、TP=8 + SP、不重算，比较 1F1B、ZB-H1 和 ZB-H2 每个 rank 的峰值（权重、梯度和 Adam 状态都算上）。ZB-H1 分两种：默认的 `w_mem` = 1（激活等到 W 才全部释放）和上面算出的真实比例：
+
+# %%
+GPU = 80e9
+cfg_zb = ActivationConfig(2048, 1, 8, True, "none")
+real_share = w_mem_share(GPT3, cfg_zb)
+cases = {"1f1b": ("1f1b", 1.0), "zb-h1, w_mem=1": ("zb-h1", 1.0), f"zb-h1, w_mem={real_share:.2f}": ("zb-h1", real_share),
+         f"zb-h2, w_mem={real_share:.2f}": ("zb-h2", real_share)}
+zb_mem = {label: pipeline_memory(build(name, 8, 32), GPT3, cfg_zb, Costs(w_mem=wm)) for label, (name, wm) in cases.items()}
+fig, axes = plt.subplots(1, len(zb_mem), figsize=(16, 3.4), sharey=True)
+for ax, (label, pm) in zip(axes, zb_mem.items()):
+    plots.memory_bars(pm.ranks, ax=ax, gpu_mem=GPU, title=label)
+plt.show()
+acts = {label: [r.activations for r in pm.ranks] for label, pm in zb_mem.items()}
+peak = {label: max(pm.peak) for label, pm in zb_mem.items()}
+h1_real, h2_real = list(acts)[2], list(acts)[3]
+md("| 调度 | rank 0 激活 | rank 7 激活 | 最忙 rank 的总量 |\n|---|---|---|---|\n"
+   + "\n".join(f"| {label} | {a[0] / 1e9:.1f} GB | {a[-1] / 1e9:.1f} GB | {peak[label] / 1e9:.1f} GB |"
+               for label, a in acts.items()))
+md(claim(acts[h1_real][0] == acts["1f1b"][0] and all(x > y for x, y in zip(acts[h1_real], acts[h1_real][1:-1]))
+         and peak[h2_real] > GPU >= peak[h1_real],
+         f"用真实的 `w_mem` 时，ZB-H1 的 rank 0 和 1F1B 一样存 {acts['1f1b'][0] / 1e9:.1f} GB 激活，往后的 rank 多存 "
+         f"$r$ 个待做 W 的 $M_W$，逐级递减，即 $(p-r)M_B + r M_W$，而不是每个 rank 都存 $p$ 份；"
+         f"ZB-H2 为了填满空隙多做预热前向，rank 0 的激活到 {acts[h2_real][0] / 1e9:.1f} GB，"
+         f"最忙的 rank 一共要 {peak[h2_real] / 1e9:.1f} GB，超过 80 GB；ZB-H1 是 {peak[h1_real] / 1e9:.1f} GB，装得下。"
+         "在这个形状上，ZB-H2 省下的 bubble 得拿重算或更多 TP 去换。",
+         h1=acts[h1_real], h2=acts[h2_real], peaks=peak))
+
+# %% [markdown]
 # ## 3. "零"到底是什么意思
 #
 # "零 bubble"这个词至少有三种口径，数字差别很大：
