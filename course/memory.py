@@ -62,6 +62,9 @@ static bytes.  A split backward's B frees ``1 - w_mem`` of a micro-batch's activ
 (``Costs.w_mem``, default 1.0: everything is held until W, which keeps the course's counts in micro-batches
 unchanged).  ``w_mem_share`` computes the value the Zero Bubble paper's M_W / M_B suggests for a block: what W
 still needs, the inputs of the linear layers and the gradients of their outputs, over the layer's activations.
+
+Which layouts fit: ``fit_layouts`` tries every (tp, pp, dp, schedule, v, m, recompute) for a number of GPUs and
+a global batch, simulates each with compute times from FLOPs, and keeps those whose busiest rank fits.
 """
 
 from __future__ import annotations
@@ -472,7 +475,74 @@ def chunk_times(model: Model, cfg: ActivationConfig, chunks: int, flops_per_s: f
     return f, b, w
 
 
+# ---- which layouts fit --------------------------------------------------------------------------------------
+V_CHOICES = (2, 4)          # chunks per rank tried for schedules that take v
+
+
+def candidate_layouts(model: Model, gpus: int, global_batch: int, mbs: int = 1):
+    """(tp, pp, dp, m) with tp in 1, 2, 4, 8 (one node) dividing heads and kv_heads, tp * pp * dp = gpus,
+    pp <= layers and dp * m * mbs = global batch."""
+    for tp in (1, 2, 4, 8):
+        if gpus % tp or model.heads % tp or model.kv_heads % tp:
+            continue
+        for pp in range(1, min(gpus // tp, model.layers) + 1):
+            if (gpus // tp) % pp:
+                continue
+            dp = gpus // (tp * pp)
+            if global_batch % (dp * mbs) == 0:
+                yield tp, pp, dp, global_batch // (dp * mbs)
+
+
+def fit_layouts(model: Model, gpus: int, gpu_mem: float, global_batch: int, seq: int, mbs: int = 1,
+                flops_per_s: float = 400e12, zero: int = 0, w_mem: float = 1.0, dtype_bytes: int = 2,
+                recompute: tuple[str, ...] = RECOMPUTE) -> list[dict]:
+    """Every (tp, pp, dp, schedule, v, m, recompute) whose busiest rank fits in ``gpu_mem`` bytes, fastest first.
+
+    SP is on whenever tp > 1.  Each layout is simulated with F, B, W from ``chunk_times`` (FLOPs at
+    ``flops_per_s`` per GPU; TP and DP communication not modelled) and each chunk's activation bytes, so its
+    step time (``step_s``), bubble and peak bytes come from the same timeline.  A schedule whose own rules
+    refuse (p, m, v) is skipped; with pp = 1 only 1f1b (plain gradient accumulation) is tried."""
+    from .costs import Costs
+    from .schedules import REGISTRY, build
+    from .sim import DeadlockError
+    from .sim_compiled import CompiledPlan
+
+    rows, compiled = [], {}
+    for tp, pp, dp, m in candidate_layouts(model, gpus, global_batch, mbs):
+        shapes = [("1f1b", None)] if pp == 1 else [
+            (name, v) for name, info in REGISTRY.items() for v in (V_CHOICES if "v" in info.params else (None,))]
+        for name, v in shapes:
+            key = (name, pp, m, v)
+            if key not in compiled:
+                try:
+                    plan = build(name, pp, m, v=v)
+                    compiled[key] = CompiledPlan(plan) if plan.chunks <= model.layers else None
+                except ValueError:           # the schedule's own rules (even p, m >= 2p, m % p, ...)
+                    compiled[key] = None
+            cp = compiled[key]
+            if cp is None:
+                continue
+            if max(sum(static_bytes(n, dp, zero)) for n in rank_params(cp.plan, model, tp)) > gpu_mem:
+                continue
+            for rc in recompute:
+                cfg = ActivationConfig(seq, mbs, tp, tp > 1, rc, dtype_bytes)
+                f, b, w = chunk_times(model, cfg, cp.plan.chunks, flops_per_s)
+                try:
+                    tl = cp.simulate(Costs(f=f, b=b, w=w, act=chunk_activation_bytes(model, cfg, cp.plan.chunks),
+                                           w_mem=w_mem))
+                except DeadlockError:
+                    continue
+                peak = max(pipeline_memory(cp.plan, model, cfg, dp=dp, zero=zero, timeline=tl).peak)
+                if peak <= gpu_mem:
+                    rows.append({"tp": tp, "pp": pp, "dp": dp, "schedule": name, "v": v, "m": m, "recompute": rc,
+                                 "sp": cfg.sp, "peak_bytes": peak, "bubble": tl.bubble_ratio,
+                                 "step_s": tl.makespan})
+    rows.sort(key=lambda r: (r["step_s"], r["peak_bytes"]))
+    return rows
+
+
 __all__ = ["Model", "PRESETS", "preset", "ActivationConfig", "Term", "layer_terms", "layer_activation_bytes",
            "korthikanti_layer_bytes", "embedding_activation_bytes", "output_activation_bytes", "w_mem_share",
            "layers_per_chunk", "chunk_activation_bytes", "chunk_params", "rank_params", "static_bytes",
-           "RankMemory", "PipelineMemory", "pipeline_memory", "layer_flops", "chunk_times", "GB", "RECOMPUTE"]
+           "RankMemory", "PipelineMemory", "pipeline_memory", "layer_flops", "chunk_times", "candidate_layouts",
+           "fit_layouts", "GB", "RECOMPUTE"]

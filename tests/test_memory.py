@@ -5,7 +5,7 @@ import pytest
 from course.costs import Costs
 from course.memory import (PRESETS, ActivationConfig, Model, chunk_activation_bytes, korthikanti_layer_bytes,
                            layer_activation_bytes, layer_terms, output_activation_bytes, pipeline_memory,
-                           preset, rank_params, static_bytes, w_mem_share)
+                           fit_layouts, preset, rank_params, static_bytes, w_mem_share)
 from course.schedules import REGISTRY, build
 from course.sim import simulate
 
@@ -149,3 +149,19 @@ def test_bad_shapes_are_rejected_with_a_reason():
         ActivationConfig(2048, sp=True)
     with pytest.raises(ValueError, match="unknown model"):
         preset("gpt5")
+
+
+def test_fit_layouts_keep_what_fits_fastest_first():
+    model = PRESETS["llama3-70b"]
+    rows = fit_layouts(model, gpus=16, gpu_mem=80e9, global_batch=16, seq=4096, zero=1)
+    assert rows
+    keys = {(r["tp"], r["pp"], r["dp"], r["schedule"], r["v"], r["recompute"]) for r in rows}
+    for r in rows:
+        assert r["tp"] * r["pp"] * r["dp"] == 16 and r["dp"] * r["m"] == 16 and r["peak_bytes"] <= 80e9
+        cfg = ActivationConfig(4096, 1, r["tp"], r["tp"] > 1, r["recompute"])
+        plan = build(r["schedule"], r["pp"], r["m"], v=r["v"])
+        assert max(pipeline_memory(plan, model, cfg, dp=r["dp"], zero=1).peak) == r["peak_bytes"]
+    assert [r["step_s"] for r in rows] == sorted(r["step_s"] for r in rows)
+    # 16 GPUs hold 70B's 1.1 TB of training state only with dp = 1, and then only with full recomputation
+    assert {k[2] for k in keys} == {1} and {k[5] for k in keys} == {"full"}
+    assert not fit_layouts(model, gpus=8, gpu_mem=80e9, global_batch=16, seq=4096)   # 8 x 80 GB < 16 B x 70.6 B

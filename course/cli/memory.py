@@ -10,7 +10,6 @@ from .args import dumps, finite_float, positive_int
 
 SHAPE_FLAGS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
-V_CHOICES = (2, 4)          # chunks per rank tried by --fit for schedules that take v
 
 
 def memory_size(text: str) -> int:
@@ -88,12 +87,10 @@ def model_from_args(args):
     return Model("custom", block=block, **given)
 
 
-def config_from_args(args, tp=None, recompute=None):
+def config_from_args(args):
     from ..memory import ActivationConfig
 
-    tp = args.tp if tp is None else tp
-    sp = args.sp if tp == args.tp else tp > 1
-    return ActivationConfig(args.seq, args.mbs, tp, sp, recompute or args.recompute, DTYPES[args.dtype])
+    return ActivationConfig(args.seq, args.mbs, args.tp, args.sp, args.recompute, DTYPES[args.dtype])
 
 
 def _gb(x: float) -> str:
@@ -140,74 +137,22 @@ def run(args) -> int:
 
 
 # ---- --fit --------------------------------------------------------------------------------------------
-def candidate_layouts(model, gpus: int, global_batch: int, mbs: int):
-    """(tp, pp, dp, m) with tp | heads and kv_heads (tp <= 8: one node), tp * pp * dp = gpus, dp * mbs * m =
-    global batch."""
-    for tp in (1, 2, 4, 8):
-        if gpus % tp or model.heads % tp or model.kv_heads % tp:
-            continue
-        for pp in range(1, gpus // tp + 1):
-            if (gpus // tp) % pp or pp > model.layers:
-                continue
-            dp = gpus // (tp * pp)
-            if global_batch % (dp * mbs):
-                continue
-            yield tp, pp, dp, global_batch // (dp * mbs)
-
-
 def fit_rows(args, model) -> list[dict]:
-    """Every layout that fits, with its peak bytes, bubble and simulated step time (seconds)."""
-    from ..costs import Costs
-    from ..memory import chunk_activation_bytes, chunk_times, pipeline_memory, rank_params, static_bytes
-    from ..schedules import REGISTRY, build
-    from ..sim import DeadlockError
-    from ..sim_compiled import CompiledPlan
+    from ..memory import fit_layouts
 
     if not (args.gpus and args.gpu_mem and args.global_batch):
         raise ValueError("--fit needs --gpus N, --gpu-mem SIZE (e.g. 80GB) and --global-batch SEQUENCES")
-    rows, compiled = [], {}
-    for tp, pp, dp, m in candidate_layouts(model, args.gpus, args.global_batch, args.mbs):
-        shapes = [("1f1b", None)] if pp == 1 else [
-            (name, v) for name, info in REGISTRY.items() for v in (V_CHOICES if "v" in info.params else (None,))]
-        for name, v in shapes:
-            key = (name, pp, m, v)
-            if key not in compiled:
-                try:
-                    plan = build(name, pp, m, v=v)
-                    compiled[key] = CompiledPlan(plan) if plan.chunks <= model.layers else None
-                except ValueError:           # the schedule's own rules (even p, m >= 2p, m % p, ...)
-                    compiled[key] = None
-            cp = compiled[key]
-            if cp is None:
-                continue
-            static = max(sum(static_bytes(n, dp, args.zero)) for n in rank_params(cp.plan, model, tp))
-            if static > args.gpu_mem:
-                continue
-            for recompute in ("none", "selective", "full"):
-                cfg = config_from_args(args, tp=tp, recompute=recompute)
-                f, b, w = chunk_times(model, cfg, cp.plan.chunks, args.tflops * 1e12)
-                acts = chunk_activation_bytes(model, cfg, cp.plan.chunks)
-                try:
-                    tl = cp.simulate(Costs(f=f, b=b, w=w, act=acts, w_mem=args.w_mem))
-                except DeadlockError:
-                    continue
-                pm = pipeline_memory(cp.plan, model, cfg, dp=dp, zero=args.zero, timeline=tl)
-                peak = max(pm.peak)
-                if peak <= args.gpu_mem:
-                    rows.append({"tp": tp, "pp": pp, "dp": dp, "schedule": name, "v": v, "m": m,
-                                 "recompute": recompute, "sp": cfg.sp, "peak_bytes": peak,
-                                 "bubble": tl.bubble_ratio, "step_s": tl.makespan})
-    rows.sort(key=lambda r: (r["step_s"], r["peak_bytes"]))
-    return rows
+    return fit_layouts(model, args.gpus, args.gpu_mem, args.global_batch, args.seq, mbs=args.mbs,
+                       flops_per_s=args.tflops * 1e12, zero=args.zero, w_mem=args.w_mem,
+                       dtype_bytes=DTYPES[args.dtype])
 
 
 def run_fit(args, model) -> int:
     rows = fit_rows(args, model)
     if args.json:
         print(dumps({"model": model.name, "gpus": args.gpus, "gpu_mem": args.gpu_mem,
-                          "global_batch": args.global_batch, "seq": args.seq, "mbs": args.mbs,
-                          "tflops": args.tflops, "zero": args.zero, "layouts": len(rows),
-                          "fits": rows[:args.top]}))
+                     "global_batch": args.global_batch, "seq": args.seq, "mbs": args.mbs,
+                     "tflops": args.tflops, "zero": args.zero, "layouts": len(rows), "fits": rows[:args.top]}))
         return 0
     print(f"{model.name} on {args.gpus} GPUs of {_gb(args.gpu_mem)} GB, global batch {args.global_batch} x "
           f"{args.seq} tokens, mbs {args.mbs}, {args.tflops:g} TFLOP/s per GPU"
