@@ -13,8 +13,9 @@ Our plan says ``B`` for the input gradient when the plan has W ops and for the f
   route, torch's stage index.  DualPipe's two opposite routes have no torch form.
 
 torch builds these orders from its pipeline-stage objects, but only reads a few attributes of them, so the
-functions below pass small stand-ins: no process group, no model.  This module imports torch; the simulator
-and the CLI do not need it.
+functions below pass small stand-ins: no process group, no model.  This module converts and compares only;
+running a plan in torch's runtime is the live runtime's ``torch-runtime`` engine (course/live/torch_runtime.py).
+It imports torch; the simulator and the CLI do not need it.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-import torch
 from torch.distributed.pipelining import schedules as ts
 
+from .costs import Costs
 from .plan import Op, Overlap, Plan, PlanError, Step, ops_of
+from .schedules import build
+from .sim import simulate
 
 # torch schedule class -> (our schedule with the same idea, local stages per rank; None: the caller's v).
 # ScheduleInterleavedZeroBubble with v=1 is ZB-H1 op for op; with v >= 2 it interleaves (no course counterpart).
@@ -149,10 +152,6 @@ def load_in_torch(plan: Plan):
 def compare(p: int, m: int, costs=None, v: int = 2) -> list[dict]:
     """Each torch schedule next to its course counterpart under the same costs: makespans, peak activations,
     whether the op orders are identical, and torch's validation error if our checks reject its order."""
-    from .costs import Costs
-    from .schedules import build
-    from .sim import simulate
-
     costs = costs or Costs()
     rows = []
     for cls_name, (ours, local) in TORCH_SCHEDULES.items():
@@ -170,44 +169,6 @@ def compare(p: int, m: int, costs=None, v: int = 2) -> list[dict]:
                      "torch_peak": max(a.peak_activations), "ours_peak": max(b.peak_activations),
                      "same_ops": theirs.format() == mine.format()})
     return rows
-
-
-def run_in_torch(plan: Plan, cfg=None, timeout: float = 120.0) -> dict:
-    """Execute ``plan`` with torch's own runtime on ``plan.p`` gloo processes: each rank builds real
-    ``PipelineStage``s of the course's reference model and a ``_PipelineScheduleRuntime`` that loads the plan's
-    CSV.  Returns {"max_grad_error", "tolerance", "ok", "losses"}: gradients against one process running the
-    whole model on the whole batch."""
-    from .live.launcher import launch
-    from .live.model import ModelConfig, max_grad_error, reference_grads
-
-    cfg = cfg or ModelConfig()
-    results = launch(_runtime_worker, plan.p, args=(to_csv(plan), plan.m, cfg), timeout=timeout, echo=False)
-    grads = {k: [torch.from_numpy(g) for g in gs] for res in results for k, gs in res["grads"].items()}
-    err = max_grad_error(grads, reference_grads(cfg, plan.num_stages, plan.m))
-    losses = next((res["losses"] for res in results if res["losses"]), [])
-    return {"max_grad_error": err, "tolerance": cfg.tolerance, "ok": err <= cfg.tolerance, "losses": losses}
-
-
-def _runtime_worker(rank: int, world_size: int, csv_text: str, m: int, cfg) -> dict:
-    """Launcher target for run_in_torch: this rank's stages, torch's runtime loading the CSV, one step."""
-    from torch.distributed import pipelining as pp
-
-    from .live.model import Chunk, loss_fn, make_batch
-
-    plan = from_torch(list(csv.reader(io.StringIO(csv_text))), m)
-    mine, n = plan.placement[rank], plan.num_stages
-    stages = [pp.PipelineStage(Chunk(k, cfg), k, n, torch.device("cpu")) for k in mine]
-    runtime = ts._PipelineScheduleRuntime(stages, n_microbatches=m, loss_fn=loss_fn)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "plan.csv"
-        path.write_text(csv_text)
-        runtime._load_csv(str(path))
-    x, y = make_batch(cfg, m)
-    kwargs = {"target": y, "losses": []} if n - 1 in mine else {}
-    runtime.step(*((x,) if 0 in mine else ()), **kwargs)
-    return {"grads": {k: [p.grad.detach().numpy().copy() for p in st.submod.parameters()]
-                      for st, k in zip(stages, mine)},
-            "losses": [float(v) for v in kwargs.get("losses", [])]}
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
@@ -239,4 +200,4 @@ def _ops(a, split: bool) -> list[Op]:
 
 
 __all__ = ["TORCH_SCHEDULES", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch", "to_actions",
-           "to_csv", "read_csv", "load_in_torch", "run_in_torch"]
+           "to_csv", "read_csv", "load_in_torch"]

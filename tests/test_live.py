@@ -3,10 +3,14 @@ the torch.distributed.pipelining bridge and the CLI.  Sized for two shared cores
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -16,11 +20,12 @@ import torch
 import torch.distributed as dist
 
 from course.costs import Costs
-from course.live import (DeadlockDetected, JobTimeout, WorkerError, launch, run_plan, step_durations,
+from course.live import (DeadlockDetected, JobTimeout, LiveOptions, WorkerError, launch, run_plan,
                          stray_workers)
+from course.live import course_engine
 from course.live.executor import select_device
 from course.live.model import ModelConfig, max_grad_error, reference_grads
-from course.plan import Plan
+from course.plan import Plan, ops_of
 from course.schedules import build
 from course.sim import simulate
 
@@ -79,12 +84,20 @@ def test_launch_returns_each_ranks_value():
     assert launch(rank_sum, 3, args=(2.0,)) == [(0, 3, 6.0), (1, 3, 6.0), (2, 3, 6.0)]
 
 
-def test_worker_exception_comes_back_with_rank_and_traceback():
+@pytest.fixture
+def jobdirs(tmp_path, monkeypatch):
+    """Job directories go to an empty folder of their own: the test can see that none is left."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return lambda: sorted(p.name for p in tmp_path.glob("course-live-*"))
+
+
+def test_worker_exception_comes_back_with_rank_and_traceback(jobdirs):
     with pytest.raises(WorkerError) as e:
         launch(raise_on_rank_one, 2, timeout=30)
     assert e.value.rank == 1 and e.value.exc_type == "KeyError"
     assert "boom from rank one" in str(e.value) and "raise_on_rank_one" in e.value.traceback
     assert _no_workers_left()
+    assert jobdirs() == []
 
 
 def test_worker_that_dies_is_reported():
@@ -104,12 +117,13 @@ def test_generic_deadlock_detected_from_idle_cpu():
     assert _no_workers_left()
 
 
-def test_timeout_ends_the_job():
+def test_timeout_ends_the_job(jobdirs):
     with pytest.raises(JobTimeout) as e:
         launch(sleep_long, 2, timeout=3, stall=None)
     assert not isinstance(e.value, DeadlockDetected)
     assert "sleep" in e.value.states[0]
     assert _no_workers_left()
+    assert jobdirs() == []
 
 
 def test_launcher_replaces_a_dead_zygote():
@@ -129,6 +143,30 @@ def test_bad_targets_and_arguments_are_refused():
         launch(rank_sum, 0)
     with pytest.raises(ValueError, match="backend"):
         launch(rank_sum, 2, backend="mpi")
+    with pytest.raises(ValueError, match="timeout must be a positive finite number"):
+        launch(rank_sum, 2, timeout=float("nan"))
+
+
+def test_a_worker_whose_parent_is_gone_exits():
+    """The zygote that forked the workers is killed outright (no clean-up of its own): its workers follow it."""
+    from course.live.launcher import _Zygote
+
+    failure = []
+    job = threading.Thread(target=lambda: failure.append(pytest.raises(WorkerError, launch, sleep_long, 2,
+                                                                        timeout=120, stall=None)))
+    job.start()
+    deadline = time.monotonic() + 60
+    while len(stray_workers()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = [psutil.Process(pid) for pid in stray_workers()]
+    assert len(workers) == 2
+    time.sleep(1)             # the launcher has read the zygote's answers and watches the job
+    _Zygote.proc.kill()
+    gone, alive = psutil.wait_procs(workers, timeout=5)
+    assert not alive, alive
+    job.join(60)
+    assert failure and failure[0].value.exc_type == "ProcessDied"
+    assert _no_workers_left()
 
 
 # ---- parity on every schedule ---------------------------------------------------------------------
@@ -177,12 +215,13 @@ def test_micro_batch_loss_scaling_gives_the_batch_loss():
 
 
 # ---- emulated device time ---------------------------------------------------------------------------
-def test_step_durations_match_the_simulator():
+def test_emulated_durations_are_the_simulators_in_seconds():
     plan, costs = build("zb-h1", 4, 8), Costs(f=1, b=1.5, w=0.5)
     sim = simulate(plan, costs)
-    durations = step_durations(plan, costs, unit_ms=10)
+    durations = course_engine.job(plan, LiveOptions(costs, emulate=True, unit_ms=10)).durations
     for r in range(4):
         assert durations[r] == pytest.approx([(sp.end - sp.start) / 100 for sp in sim.spans[r]])
+    assert course_engine.job(plan, LiveOptions(costs)).durations is None
 
 
 def test_emulated_1f1b_lands_near_the_simulator():
@@ -253,25 +292,47 @@ def test_torch_engine_refuses_what_it_has_no_class_for():
         run_plan(build("zb-h2", 4, 8), engine="torch")
     with pytest.raises(ValueError, match="blocking"):
         run_plan(build("1f1b", 2, 2), engine="torch", blocking_send=True)
+    # the engine reads the plan's placement: an interleaved plan named zbv is not torch's V placement
+    posing = dataclasses.replace(build("interleaved", 2, 4, v=2), name="zbv")
+    with pytest.raises(ValueError, match=r"places stages \[\[0, 2\], \[1, 3\]\].*ScheduleZBVZeroBubble places "
+                                         r"\[\[0, 3\], \[1, 2\]\]"):
+        run_plan(posing, engine="torch")
+    with pytest.raises(ValueError, match="2 different routes"):
+        run_plan(build("dualpipe", 2, 4), engine="torch-runtime")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name, p, m", [("zb-h1", 2, 4), ("interleaved", 2, 4), ("zbv", 2, 4), ("dualpipev", 2, 4),
+                                        ("zb-h2", 4, 8)])
+def test_exported_plans_run_in_torchs_runtime(name, p, m):
+    # real PipelineStages on p gloo processes, torch's _PipelineScheduleRuntime executing our CSV
+    plan = build(name, p, m, **({"v": 2} if name == "interleaved" else {}))
+    res = run_plan(plan, engine="torch-runtime")
+    assert res.grad_ok, res
+    assert len(res.losses) == m
+    assert res.meta["torch_schedule"] == "_PipelineScheduleRuntime"
+    # torch's runtime ran the plan's order (an overlapped pair as its two ops, one after the other)
+    ops = [[op for st in steps for op in ops_of(st)] for steps in plan.ranks]
+    assert list(map(list, res.plan.ranks)) == ops
 
 
 # ---- device and backend selection (the GPU path itself needs a GPU: benchmarks/gpu_check.sh) -----------
 def test_device_selection(monkeypatch):
-    assert select_device("cpu", "gloo", 3) == torch.device("cpu")
-    with pytest.raises(ValueError, match="nccl needs --device cuda"):
-        select_device("cpu", "nccl", 0)
+    assert select_device("cpu", 3) == torch.device("cpu")
+    with pytest.raises(ValueError, match="nccl needs device cuda"):     # checked once, in LiveOptions
+        LiveOptions(backend="nccl", device="cpu")
     with pytest.raises(ValueError, match="device must be"):
-        select_device("tpu", "gloo", 0)
+        LiveOptions(device="tpu")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match="no CUDA device"):
-        select_device("cuda", "nccl", 0)
+        select_device("cuda", 0)
     with pytest.raises(ValueError, match="no CUDA device"):   # refused before any process starts
         run_plan(build("1f1b", 2, 2), backend="nccl", device="cuda")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     chosen = []
     monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
-    assert select_device("cuda", "nccl", 3) == torch.device("cuda", 1)
+    assert select_device("cuda", 3) == torch.device("cuda", 1)
     assert chosen == [torch.device("cuda", 1)]
     with pytest.raises(ValueError, match="nccl needs device cuda"):
         run_plan(build("1f1b", 2, 2), backend="nccl")
@@ -306,3 +367,66 @@ def test_torchrun_entry_point():
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["grad_ok"] is True and out["p"] == 2
+
+
+# ---- options: checked once, before any process starts -----------------------------------------------------------
+def test_live_options_are_checked_once():
+    for bad, message in [(dict(unit_ms=float("nan")), "unit_ms"), (dict(timeout=float("inf")), "timeout"),
+                         (dict(stall=0), "stall"), (dict(iterations=True), "iterations"),
+                         (dict(iterations=0), "iterations"), (dict(engine="jax"), "engine must be one of"),
+                         (dict(backend="mpi"), "backend must be one of"), (dict(width=0), "width")]:
+        with pytest.raises(ValueError, match=message):
+            LiveOptions.of(**bad)
+    with pytest.raises(TypeError, match="unknown live option"):
+        run_plan(build("1f1b", 2, 2), emulat=True)
+    opts = LiveOptions.of(Costs(comm=0.5), emulate=True, unit_ms=40, width=8)
+    assert opts.model == ModelConfig(width=8) and opts.latency_s == pytest.approx(0.02)
+    assert LiveOptions(Costs(comm=0.5)).latency_s == 0.0        # no emulation, no latency
+
+
+def test_size_guards_refuse_before_any_process_starts():
+    cores = os.cpu_count()
+    with pytest.raises(ValueError, match=rf"p={4 * cores + 1} live processes on {cores} cores.*--force"):
+        run_plan(build("gpipe", 4 * cores + 1, 1))
+    with pytest.raises(ValueError, match=r"GB of memory available; --force"):
+        run_plan(build("1f1b", 2, 2), width=1_000_000)
+    assert _no_workers_left()
+
+
+def test_nan_gradients_do_not_pass_the_check():
+    cfg = ModelConfig()
+    ref = reference_grads(cfg, 1, 2)
+    got = {0: [g.clone() for g in ref[0]]}
+    got[0][0][0, 0] = float("nan")
+    assert max_grad_error(got, ref) == float("inf")
+
+
+# ---- every exit path of `python -m course live` cleans up -------------------------------------------------------
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sig,status,line", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated"),
+                                             (signal.SIGKILL, -9, "")])
+def test_cli_live_cleans_up_on_signals(tmp_path, sig, status, line):
+    """A job under way is stopped by Ctrl-C, SIGTERM or SIGKILL: no job directory, no worker, no zygote is left."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "course", "live", "gpipe", "-p", "2", "-m", "2", "--emulate",
+                             "--unit-ms", "5000", "--timeout", "200"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        parent, deadline = psutil.Process(proc.pid), time.monotonic() + 200
+        while time.monotonic() < deadline:   # until both workers run (the zygote and its two children)
+            family = parent.children(recursive=True)
+            if len(family) >= 3 and list(tmp_path.glob("course-live-*/result-*")) == [] \
+                    and len(list(tmp_path.glob("course-live-*/out-*"))) == 2:
+                break
+            time.sleep(0.2)
+        assert len(family) >= 3, (family, proc.poll())
+        time.sleep(1)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == status, err
+        assert err.strip() == line and out == "", err
+        gone, alive = psutil.wait_procs(family, timeout=15)
+        assert not alive, alive
+        assert list(tmp_path.glob("course-live-*")) == []
+    finally:
+        proc.kill()

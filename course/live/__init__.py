@@ -3,13 +3,23 @@
     from course.live import run_plan
     res = run_plan(build("1f1b", 4, 8), emulate=True)   # -> LiveResult(grad_ok, max_abs_err, timeline, ...)
 
-Modules: ``launcher`` (start/watch/kill P workers), ``worker`` (worker side, torchrun entry), ``executor`` (one
-rank's share of a plan), ``model`` (reference model and gradients), ``runner`` (run_plan), ``torch_engine``
-(the same model through torch.distributed.pipelining).  torch is imported only when this package is.
+Modules, from the bottom up: ``options`` (LiveOptions, ModelConfig and their flags; no torch), ``worker`` (worker
+side, torchrun entry), ``launcher`` (start/watch/kill P workers), ``model`` (reference model and gradients),
+``executor`` (one rank's share of a plan), ``engine`` (what an engine provides), the engines ``course_engine``,
+``torch_engine`` and ``torch_runtime``, and ``runner`` (run_plan).  The names below load their module on first use,
+so reading the options does not import torch.
 """
 
-from .launcher import DeadlockDetected, JobTimeout, LiveError, WorkerError, launch, stray_workers
-from .runner import LiveResult, run_plan, step_durations
+from importlib import import_module
 
-__all__ = ["run_plan", "LiveResult", "launch", "LiveError", "WorkerError", "JobTimeout", "DeadlockDetected",
-           "step_durations", "stray_workers"]
+_HOME = {"run_plan": "runner", "LiveResult": "runner", "LiveOptions": "options", "ModelConfig": "options",
+         "launch": "launcher", "stray_workers": "launcher", "LiveError": "launcher", "WorkerError": "launcher",
+         "JobTimeout": "launcher", "DeadlockDetected": "launcher"}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        return getattr(import_module(f".{_HOME[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,16 +9,11 @@ The launcher's watchdog is not there: hangs end with the process group's timeout
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from ..cli import Parser, positive_int
-from ..command import add_cost_args
-from ..cli.live import add_live_args, live_kwargs, report
-from .model import ModelConfig
-from .runner import prepare
-from .worker import run_in_env
+from ..command import Parser, add_cost_args, costs_from_args, dumps, positive_int, run_guarded
+from .options import add_live_args, options_from_args
 
 
 def main(argv=None) -> int:
@@ -26,26 +21,32 @@ def main(argv=None) -> int:
         print("error: run me under torchrun (RANK/WORLD_SIZE unset); without torchrun use "
               "`python -m course live SCHEDULE -p P -m M`", file=sys.stderr)
         return 2
+    return run_guarded(_main, argv)
+
+
+def _main(argv) -> int:
     parser = Parser(prog="torchrun ... -m course.live")
     parser.add_argument("schedule", metavar="SCHEDULE")
     parser.add_argument("-m", type=positive_int, required=True, help="micro-batches")
     parser.add_argument("-v", type=positive_int, help="chunks per rank, for schedules that take it")
+    parser.add_argument("--force", action="store_true", help="accepted for symmetry with `python -m course live` "
+                        "(torchrun places the processes itself: no size guard applies)")
     add_cost_args(parser)
     add_live_args(parser)
     args = parser.parse_args(argv)
     from ..schedules import build
+    from .runner import finish, prepare
+    from .worker import run_in_env
 
     plan = build(args.schedule, int(os.environ["WORLD_SIZE"]), args.m, v=args.v)
-    kw = live_kwargs(args)
-    cfg = ModelConfig(kw.pop("width"), kw.pop("blocks_per_stage"))
-    timeout = kw.pop("timeout")
-    target, job, collect = prepare(plan, cfg=cfg, **kw)
-    results = run_in_env(target, (job,), backend=args.backend, timeout=timeout)
-    if results is not None:   # rank 0
-        result = collect(results)
-        print(json.dumps(result.to_json()) if args.json else report(result, args.ascii))
-        return 0 if result.grad_ok else 1
-    return 0
+    options = options_from_args(args, costs_from_args(args, plan))
+    run = prepare(plan, options)
+    results = run_in_env(run.engine.worker, (run.job,), backend=options.backend, timeout=options.timeout)
+    if results is None:     # not rank 0
+        return 0
+    result = finish(run, results)
+    print(dumps(result.to_json()) if args.json else result.report(args.ascii))
+    return 0 if result.grad_ok else 1
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ import torch
 import torch.distributed as dist
 
 from ..plan import Op, Plan, ops_of
-from .model import Chunk, ModelConfig, loss_fn, make_batch
+from .model import Chunk, loss_fn, make_batch
+from .options import LiveOptions
 from .worker import RUNNING, SLEEPING, WAITING, set_status
 
 
@@ -38,25 +39,21 @@ class RankJob:
     """Everything one run of the executor needs (pickled to every worker)."""
 
     plan: Plan
-    cfg: ModelConfig
+    options: LiveOptions
     durations: list[list[float]] | None = None   # per rank, per step: emulated seconds (None: no emulation)
-    latency: float = 0.0                          # emulated point-to-point latency in seconds
-    blocking: bool = False
-    device: str = "cpu"                           # "cpu" or "cuda"
-    backend: str = "gloo"
-    iterations: int = 1                           # training iterations run back to back (benchmarks)
 
 
-def select_device(device: str, backend: str, rank: int) -> torch.device:
+def check_cuda() -> None:
+    if not torch.cuda.is_available():
+        raise ValueError("device cuda: no CUDA device is visible to this process (this torch build or machine "
+                         "has none)")
+
+
+def select_device(device: str, rank: int) -> torch.device:
     """The torch device for ``rank``: CPU, or one GPU per rank (round-robin over the visible GPUs)."""
     if device == "cpu":
-        if backend == "nccl":
-            raise ValueError("backend nccl needs --device cuda (NCCL moves GPU tensors only)")
         return torch.device("cpu")
-    if device != "cuda":
-        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
-    if not torch.cuda.is_available():
-        raise ValueError("--device cuda: no CUDA device is visible to this process")
+    check_cuda()
     dev = torch.device("cuda", rank % torch.cuda.device_count())
     torch.cuda.set_device(dev)
     return dev
@@ -75,21 +72,28 @@ def plan_worker(rank: int, world_size: int, job: RankJob) -> dict:
 class Executor:
     def __init__(self, rank: int, job: RankJob):
         self.rank, self.job, self.plan = rank, job, job.plan
-        plan = self.plan
-        self.dev = select_device(job.device, job.backend, rank)
+        plan, opts = self.plan, job.options
+        self.cfg, self.blocking, self.latency = opts.model, opts.blocking_send, opts.latency_s
+        self.dev = select_device(opts.device, rank)
         # Gloo moves CPU tensors: with GPU compute, messages are staged through host memory.
-        self.comm_dev = self.dev if job.backend == "nccl" else torch.device("cpu")
+        self.comm_dev = self.dev if opts.backend == "nccl" else torch.device("cpu")
         self.rank_of = plan.rank_of_stage()
         self.chunk_of = plan.chunk_of_stage()
+        self.split = plan.split_backward
         self.S, self.m = plan.num_stages, plan.m
-        self.modules = {s: Chunk(self.chunk_of[s], job.cfg).to(self.dev) for s in plan.placement[rank]}
-        x, y = make_batch(job.cfg, self.m)
+        # The stage before and after each stage on micro-batch i's route (plans have a handful of distinct routes).
+        links = {route: ({b: a for a, b in zip(route, route[1:])}, {a: b for a, b in zip(route, route[1:])})
+                 for route in set(map(tuple, plan.routes))}
+        self.before = [links[tuple(route)][0] for route in plan.routes]
+        self.after = [links[tuple(route)][1] for route in plan.routes]
+        self.modules = {s: Chunk(self.chunk_of[s], self.cfg).to(self.dev) for s in plan.placement[rank]}
+        x, y = make_batch(self.cfg, self.m)
         self.inputs = x.to(self.dev).chunk(self.m)
         self.targets = y.to(self.dev).chunk(self.m)
         # When emulating, every message carries one extra row whose first entry is the time it was sent, so the
         # receiver can hold its op until send time + latency, as the simulator does.
         self.stamped = job.durations is not None
-        self.shape = (job.cfg.microbatch_size + self.stamped, job.cfg.width)
+        self.shape = (self.cfg.microbatch_size + self.stamped, self.cfg.width)
         self.t_ref = 0.0
         self.local: dict[tuple, torch.Tensor] = {}      # hand-offs between stages of this rank
         self.posted: dict[tuple, tuple] = {}             # pre-posted receives: key -> (work, buffer)
@@ -102,9 +106,7 @@ class Executor:
     # ---- routes and messages ---------------------------------------------------------------------
     def neighbour(self, mb: int, stage: int, step: int) -> int | None:
         """The stage before (step=-1) or after (+1) ``stage`` on micro-batch ``mb``'s route, None at an end."""
-        route = self.plan.routes[mb]
-        k = route.index(stage) + step
-        return route[k] if 0 <= k < len(route) else None
+        return (self.before if step < 0 else self.after)[mb].get(stage)
 
     def tag(self, key: tuple) -> int:
         kind, mb, stage = key
@@ -134,7 +136,7 @@ class Executor:
         return keys
 
     def post(self, key: tuple) -> None:
-        buf = torch.empty(self.shape, dtype=self.job.cfg.torch_dtype, device=self.comm_dev)
+        buf = torch.empty(self.shape, dtype=self.cfg.torch_dtype, device=self.comm_dev)
         self.posted[key] = (dist.irecv(buf, self.source(key), tag=self.tag(key)), buf)
 
     def receive(self, key: tuple, op: Op) -> torch.Tensor:
@@ -142,8 +144,8 @@ class Executor:
             return self.local.pop(key)
         src = self.source(key)
         what = f"{op}: blocked in recv of {self.describe(key)} from rank {src} (tag {self.tag(key)})"
-        if self.job.blocking:
-            buf = torch.empty(self.shape, dtype=self.job.cfg.torch_dtype, device=self.comm_dev)
+        if self.blocking:
+            buf = torch.empty(self.shape, dtype=self.cfg.torch_dtype, device=self.comm_dev)
             set_status(WAITING, what)
             dist.recv(buf, src, tag=self.tag(key))
         else:
@@ -154,7 +156,7 @@ class Executor:
             work.wait()
         set_status(RUNNING, f"running {op}")
         if self.stamped:
-            ready = buf[0, 0].item() + self.job.latency - (time.perf_counter() - self.t_ref)
+            ready = buf[0, 0].item() + self.latency - (time.perf_counter() - self.t_ref)
             if ready > 0:
                 set_status(SLEEPING, f"{op}: {self.describe(key)} is in flight (emulated latency)")
                 time.sleep(ready)
@@ -174,7 +176,7 @@ class Executor:
             dst = self.rank_of[key[2]]
             if self.stamped:
                 buf = torch.cat([torch.full_like(buf[:1], time.perf_counter() - self.t_ref), buf])
-            if self.job.blocking:
+            if self.blocking:
                 set_status(WAITING, f"{op}: blocked in send of {self.describe(key)} to rank {dst} "
                                     f"(tag {self.tag(key)})")
                 dist.send(buf, dst, tag=self.tag(key))
@@ -195,7 +197,7 @@ class Executor:
         return None
 
     def forward(self, op: Op, x: torch.Tensor) -> None:
-        trace = [] if self.plan.split_backward else None
+        trace = [] if self.split else None
         y = self.modules[op.stage](x, trace)
         nxt = self.neighbour(op.mb, op.stage, +1)
         if nxt is None:
@@ -210,7 +212,7 @@ class Executor:
         x, out, trace = self.saved.pop((op.mb, op.stage))
         prev = self.neighbour(op.mb, op.stage, -1)
         wrt_x = [x] if prev is not None else []
-        if self.plan.split_backward:
+        if self.split:
             # B: gradients at the stage input and at every Linear output z; keep the graph for W.
             zs = [z for z, _ in trace]
             grads = torch.autograd.grad(out, wrt_x + zs, grad, retain_graph=True)
@@ -227,10 +229,10 @@ class Executor:
 
     # ---- the rank's loop -------------------------------------------------------------------------
     def run(self) -> dict:
-        """Run the plan ``job.iterations`` times (fresh gradients each time); report the last iteration."""
+        """Run the plan ``options.iterations`` times (fresh gradients each time); report the last iteration."""
         times = []
         self.warm_up()
-        for _ in range(self.job.iterations):
+        for _ in range(self.job.options.iterations):
             for mod in self.modules.values():
                 mod.zero_grad(set_to_none=True)
             self.losses.clear()
@@ -245,7 +247,7 @@ class Executor:
         """One throw-away forward and backward per stage before the clock starts: the first autograd call of a
         fresh process pays one-off costs that would otherwise land in the first measured ops."""
         for mod in self.modules.values():
-            x = torch.zeros(self.job.cfg.microbatch_size, self.job.cfg.width, dtype=self.job.cfg.torch_dtype,
+            x = torch.zeros(self.cfg.microbatch_size, self.cfg.width, dtype=self.cfg.torch_dtype,
                             device=self.dev, requires_grad=True)
             trace = []
             y = mod(x, trace)
@@ -255,7 +257,7 @@ class Executor:
         """One pass over this rank's steps; returns [(start, end, step index)] from a common time origin."""
         steps = self.plan.ranks[self.rank]
         durations = self.job.durations[self.rank] if self.job.durations else None
-        if not self.job.blocking and self.job.backend != "nccl":
+        if not self.blocking and self.job.options.backend != "nccl":
             for key in self.incoming():   # NCCL ignores tags and serialises per peer: post at the op instead
                 self.post(key)
         dist.barrier()                    # common time origin: every rank leaves the barrier together

@@ -3,7 +3,9 @@
 Works the same from a script, from pytest and from a Jupyter kernel: workers are forked by a warm helper process
 (``zygote.py``, torch already imported) and import the target by reference, so the target must live in an
 importable module (not in a notebook cell).  Rendezvous uses a TCPStore the parent opens once on 127.0.0.1 with a
-free port chosen by the OS (each job under its own key prefix).  All workers share one process group (``os.killpg``), so ending a job leaves nothing behind.
+free port chosen by the OS (each job under its own key prefix).  All workers share one process group
+(``os.killpg``), so ending a job leaves nothing behind; the job directory goes on every exit path (and if the parent
+is killed outright, the zygote removes it and its workers follow it).
 
 The parent watches four things:
 - a worker that raised: its rank and traceback come back as ``WorkerError``;
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import pickle
 import re
@@ -103,10 +106,14 @@ class _Zygote:
                 raise LiveError("the worker zygote (python -m course.live.zygote) failed to start")
         req = {"jobdir": str(jobdir), "rank": rank, "pgid": pgid, "cwd": os.getcwd(),
                "path": [str(p) or os.getcwd() for p in sys.path],
-               "env": {k: os.environ.get(k, "1") for k in ("OMP_NUM_THREADS",)} | {"PYTHONUNBUFFERED": "1"}}
-        cls.proc.stdin.write(json.dumps(req) + "\n")
-        cls.proc.stdin.flush()
-        answer = cls._answer(30.0)
+               "env": {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "PYTHONUNBUFFERED": "1"}}
+        try:
+            cls.proc.stdin.write(json.dumps(req) + "\n")
+            cls.proc.stdin.flush()
+            answer = cls._answer(30.0)
+        except BaseException:     # e.g. Ctrl-C between request and answer: the answer would be read by the next job
+            cls._close()
+            raise
         if not answer.isdigit():
             raise LiveError(f"the worker zygote did not fork a worker (answered {answer!r})")
         return int(answer)
@@ -117,10 +124,21 @@ class _Zygote:
         ready, _, _ = select.select([cls.proc.stdout], [], [], timeout)
         line = cls.proc.stdout.readline().strip() if ready else ""
         if not line:
-            cls.proc.kill()
-            cls.proc.wait()
-            cls.proc = None
+            cls._close()
         return line
+
+    @classmethod
+    def _close(cls) -> None:
+        """End the zygote: closing its stdin lets it remove leftover job directories; kill it if it lingers."""
+        proc, cls.proc = cls.proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
 
 
 def stray_workers() -> list[int]:
@@ -144,14 +162,22 @@ def _parent(pid: int) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def _exists(pid: int) -> bool:
+    """The process is there, a zombie included (a killed process lingers briefly until it is reaped)."""
     try:
         os.kill(pid, 0)
+        return True
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    try:   # a zombie is not alive (the zygote reaps its children, but be safe)
+
+
+def _alive(pid: int) -> bool:
+    """The process is there and not a zombie (the zygote reaps its children, but be safe)."""
+    if not _exists(pid):
+        return False
+    try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
@@ -177,8 +203,9 @@ def launch(target, world_size: int, args=(), timeout: float = 60.0, backend: str
     """
     if not isinstance(world_size, int) or isinstance(world_size, bool) or world_size < 1:
         raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
-    if not timeout or timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    for name, val in (("timeout", timeout), ("stall", 1.0 if stall is None else stall)):
+        if not isinstance(val, (int, float)) or isinstance(val, bool) or not 0 < val < math.inf:
+            raise ValueError(f"{name} must be a positive finite number of seconds, got {val!r}")
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend must be 'gloo' or 'nccl', got {backend!r}")
     _check_target(target)
@@ -221,16 +248,6 @@ def _kill(pids: list[int]) -> None:
     deadline = time.monotonic() + 10   # until the kernel has removed them (a killed zombie lingers briefly)
     while any(_exists(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.01)
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
 
 
 def _cpu_seconds(pid: int) -> float | None:

@@ -1,44 +1,77 @@
-"""``run_plan``: execute a Plan on P processes, check every gradient, and return the measured Timeline."""
+"""``run_plan``: execute a Plan on P processes with one of the engines, check every gradient, return the measured
+Timeline next to the simulated one.
+
+One run: ``prepare`` (validate and simulate the plan, let the engine build its job) -> the engine's worker on every
+rank (``launch`` here, torchrun in ``python -m course.live``) -> ``finish`` (gradient check, Timeline, LiveResult),
+the same for every engine (the interface is in engine.py).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from types import ModuleType
 
-from ..costs import Costs
-from ..plan import Plan, ops_of
+from ..plan import Plan
 from ..sim import simulate
-from ..timeline import Span, Timeline
-from .executor import RankJob, plan_worker
+from ..timeline import Timeline
+from . import course_engine, torch_engine, torch_runtime
+from .executor import check_cuda
 from .launcher import launch
-from .model import ModelConfig, max_grad_error, reference_grads
+from .model import max_grad_error, reference_grads
+from .options import ENGINES, LiveOptions
 
-ENGINES = ("course", "torch")
+ENGINE_MODULES: dict[str, ModuleType] = {"course": course_engine, "torch": torch_engine,
+                                         "torch-runtime": torch_runtime}
+assert tuple(ENGINE_MODULES) == ENGINES
 
 
-@dataclass
+@dataclass(frozen=True)
 class LiveResult:
-    """What a live run produced.
+    """What a live run produced: the plan that ran, the measured and the simulated Timeline, the gradient check.
 
-    grad_ok / max_abs_err   every parameter gradient vs the single-process reference (float64: tolerance 1e-10)
-    timeline                the measured Timeline (seconds, clocks aligned at a common start)
-    measured_makespan       seconds
-    simulated               the simulator's Timeline of the same plan under the same Costs
-    simulated_makespan      seconds when emulating (1 cost unit = unit_ms), otherwise in cost units
+    plan        what ran (for the torch engine: the order torch chose, as a Plan)
+    timeline    the measured Timeline (seconds, clocks aligned at a common start)
+    simulated   the simulator's Timeline of ``plan`` under the same Costs (cost units)
+    max_abs_err every parameter gradient vs the single-process reference (``grad_ok``: within ``tolerance``)
+    losses      per micro-batch
+    meta        ``iteration_times`` (every iteration's makespan in seconds) and engine facts (``torch_schedule``)
     """
 
     plan: Plan
     engine: str
-    grad_ok: bool
-    max_abs_err: float
+    options: LiveOptions
     timeline: Timeline
-    measured_makespan: float
     simulated: Timeline
-    simulated_makespan: float
-    emulate: bool
-    unit_ms: float
-    tolerance: float
+    max_abs_err: float
     losses: list[float] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
+
+    @property
+    def tolerance(self) -> float:
+        return self.options.model.tolerance
+
+    @property
+    def grad_ok(self) -> bool:
+        return self.max_abs_err <= self.tolerance
+
+    @property
+    def emulate(self) -> bool:
+        return self.options.emulate
+
+    @property
+    def unit_ms(self) -> float:
+        return self.options.unit_ms
+
+    @property
+    def measured_makespan(self) -> float:
+        """Seconds."""
+        return self.timeline.makespan
+
+    @property
+    def simulated_makespan(self) -> float:
+        """Seconds when emulating (1 cost unit = unit_ms), otherwise cost units."""
+        return self.simulated.makespan * self.options.unit_s if self.emulate else self.simulated.makespan
 
     @property
     def ratio(self) -> float | None:
@@ -48,18 +81,42 @@ class LiveResult:
     @property
     def simulated_seconds(self) -> Timeline:
         """The simulated timeline with 1 cost unit = ``unit_ms``: same axis as the measured one."""
-        k, sim = self.unit_ms / 1000.0, self.simulated
+        k, sim = self.options.unit_s, self.simulated
         return Timeline(sim.p, [[t * k for t in row] for row in sim.starts], [[t * k for t in row] for row in sim.ends],
                         sim.steps, sim.act, sim.release, f"{sim.name} (simulated)", "s", w_mem=sim.w_mem)
 
     def to_json(self) -> dict:
+        def finite(x):   # standard JSON has no infinity (a NaN gradient makes the error infinite)
+            return x if math.isfinite(x) else None
+
         return {"schedule": self.plan.name, "engine": self.engine, "p": self.plan.p, "m": self.plan.m,
-                "grad_ok": self.grad_ok, "max_abs_err": self.max_abs_err, "tolerance": self.tolerance,
+                "grad_ok": self.grad_ok, "max_abs_err": finite(self.max_abs_err), "tolerance": self.tolerance,
                 "measured_makespan": self.measured_makespan, "simulated_makespan": self.simulated_makespan,
                 "simulated_unit": "s" if self.emulate else self.simulated.unit, "emulate": self.emulate,
                 "unit_ms": self.unit_ms, "ratio": self.ratio, "measured_bubble_ratio": self.timeline.bubble_ratio,
-                "simulated_bubble_ratio": self.simulated.bubble_ratio, "loss": sum(self.losses) / len(self.losses)
-                if self.losses else None, "ranks": [self.timeline.ops(r) for r in range(self.timeline.p)]}
+                "simulated_bubble_ratio": self.simulated.bubble_ratio,
+                "loss": finite(sum(self.losses) / len(self.losses)) if self.losses else None,
+                "ranks": [self.timeline.ops(r) for r in range(self.timeline.p)]}
+
+    def report(self, ascii_timeline: bool = False) -> str:
+        """The text `python -m course live` prints."""
+        t, s = self.timeline, self.simulated
+        lines = [f"{self.plan.name} p={self.plan.p} m={self.plan.m}: engine {self.engine}, "
+                 + (f"emulated device time ({self.unit_ms:g} ms per cost unit)" if self.emulate else "no emulation"),
+                 f"gradients: {'OK' if self.grad_ok else 'MISMATCH'} (max abs error {self.max_abs_err:.2e}, "
+                 f"tolerance {self.tolerance:g})",
+                 f"loss: {sum(self.losses) / len(self.losses):.6f}" if self.losses else "loss: n/a"]
+        if self.emulate:
+            lines.append(f"makespan: measured {self.measured_makespan:.3f} s, simulated "
+                         f"{self.simulated_makespan:.3f} s (measured/simulated {self.ratio:.2f})")
+        else:
+            lines.append(f"makespan: measured {self.measured_makespan:.4f} s; simulated {s.makespan:g} cost units "
+                         "(use --emulate to compare in seconds)")
+        lines.append(f"bubble ratio: measured {t.bubble_ratio:.1%}, simulated {s.bubble_ratio:.1%}")
+        if ascii_timeline:
+            from ..plots import ascii_timeline as draw
+            lines += ["measured timeline:", draw(t), "simulated timeline:", draw(s)]
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         check = "OK" if self.grad_ok else "MISMATCH"
@@ -69,108 +126,67 @@ class LiveResult:
                 f"{check} (max abs err {self.max_abs_err:.1e}), measured {self.measured_makespan:.3f} s, {sim})")
 
 
-def step_durations(plan: Plan, costs: Costs, unit_ms: float) -> list[list[float]]:
-    """Each step's modelled duration in seconds, exactly as the simulator times it."""
-    table = costs.stage_tables(plan)
-    out = []
-    for steps in plan.ranks:
-        row = []
-        for step in steps:
-            ops = ops_of(step)
-            d = sum(table[op.kind][op.stage] * costs.scale(op.mb) for op in ops)
-            row.append(d * (costs.overlap if len(ops) > 1 else 1.0) * unit_ms / 1000.0)
-        out.append(row)
-    return out
+@dataclass(frozen=True)
+class Prepared:
+    """A live run ready to start: the engine, its job, and the simulated Timeline of the plan."""
+
+    plan: Plan
+    options: LiveOptions
+    engine: ModuleType
+    job: object
+    simulated: Timeline
+
+    @property
+    def stall(self) -> float:
+        """The watchdog's patience: ``options.stall``, and at least five of the longest emulated steps."""
+        opts = self.options
+        if not opts.emulate:
+            return opts.stall
+        longest = max((d for row in opts.costs.durations(self.plan) for d in row), default=0.0)
+        return max(opts.stall, 5 * (longest * opts.unit_s + opts.latency_s))
 
 
-def run_plan(plan: Plan, costs: Costs | None = None, *, emulate: bool = False, unit_ms: float = 20.0,
-             blocking_send: bool = False, width: int = 16, blocks_per_stage: int = 2, microbatch_size: int = 4,
-             seed: int = 0, dtype: str = "float64", timeout: float = 60.0, engine: str = "course",
-             backend: str = "gloo", device: str = "cpu", stall: float = 3.0, iterations: int = 1) -> LiveResult:
+def run_plan(plan: Plan, costs=None, *, options: LiveOptions | None = None, **kwargs) -> LiveResult:
     """Run ``plan`` on ``plan.p`` processes and check its gradients against one process.
 
-    ``emulate`` pads each step to its modelled duration (Costs, 1 unit = ``unit_ms``) and holds every message
+    Options come as ``options=LiveOptions(...)`` or as keywords (LiveOptions and ModelConfig fields, e.g.
+    ``emulate=True, unit_ms=40, engine="torch", width=8``); see ``LiveOptions`` for what each means.
+    ``emulate`` pads each step to its modelled duration (1 cost unit = ``unit_ms``) and holds every message
     for ``costs.comm`` units, so the measured timeline can be compared with ``simulate(plan, costs)``.
-    ``blocking_send`` uses blocking send/recv posted at the op (1F1B then deadlocks; the watchdog raises
-    ``DeadlockDetected`` after ``stall`` s without progress, at least five of the longest emulated ops).
-    ``engine="torch"`` runs the same model through torch.distributed.pipelining's schedule class for the plan.
+    ``blocking_send`` uses blocking send/recv posted at the op (1F1B then deadlocks: ``DeadlockDetected``).
     ``iterations`` > 1 repeats the training step (fresh gradients each time): the result describes the last one
     and ``meta["iteration_times"]`` lists every iteration's makespan in seconds.
-    Raises ``WorkerError``, ``DeadlockDetected`` or ``JobTimeout`` (course.live.launcher) when the job fails.
+    Raises ``ValueError`` for bad options or a plan this machine cannot hold (``force=True`` overrides the size
+    guards), ``WorkerError``, ``DeadlockDetected`` or ``JobTimeout`` (course.live.launcher) when the job fails.
     """
-    target, job, collect = prepare(plan, costs, emulate=emulate, unit_ms=unit_ms, blocking_send=blocking_send,
-                                   cfg=ModelConfig(width, blocks_per_stage, microbatch_size, seed, dtype),
-                                   engine=engine, backend=backend, device=device, iterations=iterations)
-    costs = costs or Costs()
-    longest_op = sum(max(costs.per_chunk(n, plan.chunks, plan.p)) for n in "fbw") * max(costs.mb_scale or [1.0])
-    slowest = longest_op * unit_ms / 1000.0 + costs.comm * unit_ms / 1000.0 if emulate else 0.0
-    results = launch(target, plan.p, (job,), timeout=timeout, backend=backend, stall=max(stall, 5 * slowest),
-                     echo=False)
-    return collect(results)
+    if options is None:
+        options = LiveOptions.of(costs, **kwargs)
+    elif costs is not None or kwargs:
+        raise TypeError("give either options=LiveOptions(...) or costs and keywords, not both")
+    options.check_fits(plan)
+    run = prepare(plan, options)
+    results = launch(run.engine.worker, plan.p, (run.job,), timeout=options.timeout, backend=options.backend,
+                     stall=run.stall, echo=False)
+    return finish(run, results)
 
 
-def prepare(plan: Plan, costs: Costs | None, *, cfg: ModelConfig, emulate: bool, unit_ms: float,
-            blocking_send: bool, engine: str, backend: str, device: str, iterations: int = 1):
-    """(launcher target, its job, collect(per-rank results) -> LiveResult) for one live run.
-
-    Split from run_plan so that torchrun (``python -m course.live``) runs the same job with env:// rendezvous."""
-    costs = costs or Costs()
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    if not unit_ms or unit_ms <= 0:
-        raise ValueError(f"unit_ms must be a positive number of milliseconds, got {unit_ms!r}")
-    if not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
-    if backend == "nccl" and device != "cuda":
-        raise ValueError("backend nccl needs device cuda (NCCL moves GPU tensors only)")
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
-    if device == "cuda":
-        import torch
-        if not torch.cuda.is_available():
-            raise ValueError("device cuda: no CUDA device is visible (this torch build or machine has none)")
-    if engine == "torch":
-        if blocking_send:
-            raise ValueError("blocking send is a mode of the course engine; torch's schedules always batch "
-                             "their sends")
-        from .torch_engine import collect_torch, torch_job, torch_worker
-        job = torch_job(plan, costs, cfg, emulate=emulate, unit_ms=unit_ms, device=device, backend=backend,
-                        iterations=iterations)
-        return torch_worker, job, lambda results: collect_torch(plan, job, results)
-    simulated = simulate(plan, costs)           # validates; a plan that cannot finish stops here
-    durations = step_durations(plan, costs, unit_ms) if emulate else None
-    job = RankJob(plan, cfg, durations, costs.comm * unit_ms / 1000.0 if emulate else 0.0, blocking_send, device,
-                  backend, iterations)
-
-    def collect(results: list[dict]) -> LiveResult:
-        spans = [[Span(r, s, e, plan.ranks[r][i]) for s, e, i in res["spans"]] for r, res in enumerate(results)]
-        grads: dict[int, list] = {}
-        chunk_of = plan.chunk_of_stage()
-        for res in results:
-            for stage, gs in res["grads"].items():
-                k = chunk_of[stage]
-                grads[k] = gs if k not in grads else [a + b for a, b in zip(grads[k], gs)]
-        losses = {i: v for res in results for i, v in res["losses"].items()}
-        result = finish(plan, costs, cfg, spans, grads, [losses[i] for i in sorted(losses)], simulated,
-                        engine="course", emulate=emulate, unit_ms=unit_ms)
-        result.meta["iteration_times"] = iteration_times(results)
-        return result
-
-    return plan_worker, job, collect
+def prepare(plan: Plan, options: LiveOptions) -> Prepared:
+    """Everything that can be checked before a process starts; the engine's job for every rank."""
+    if options.device == "cuda":
+        check_cuda()
+    simulated = simulate(plan, options.costs)      # validates; a plan that cannot finish stops here
+    engine = ENGINE_MODULES[options.engine]
+    return Prepared(plan, options, engine, engine.job(plan, options), simulated)
 
 
-def iteration_times(results: list[dict]) -> list[float]:
-    """Each iteration's makespan: latest end minus earliest start over ranks (per-iteration time origin)."""
-    per_rank = [res["times"] for res in results]
-    return [max(t[i][1] for t in per_rank) - min(t[i][0] for t in per_rank) for i in range(len(per_rank[0]))]
-
-
-def finish(plan: Plan, costs: Costs, cfg: ModelConfig, spans: list[list[Span]], grads: dict[int, list],
-           losses: list[float], simulated: Timeline, *, engine: str, emulate: bool, unit_ms: float) -> LiveResult:
-    """Compare gradients with the reference and wrap the measured spans as a Timeline."""
-    err = max_grad_error(grads, reference_grads(cfg, plan.chunks, plan.m))
-    measured = Timeline.from_spans(plan, spans, costs.stage_tables(plan)["act"], name=f"{plan.name} (measured)",
-                                   unit="s")
-    sim_makespan = simulated.makespan * unit_ms / 1000.0 if emulate else simulated.makespan
-    return LiveResult(plan, engine, err <= cfg.tolerance, err, measured, measured.makespan, simulated, sim_makespan,
-                      emulate, unit_ms, cfg.tolerance, losses)
+def finish(run: Prepared, results: list[dict]) -> LiveResult:
+    """Every rank's results -> LiveResult: gradients against the single-process reference, the measured Timeline,
+    and the simulation of what ran."""
+    opts = run.options
+    got = run.engine.measured(run.plan, run.job, results)
+    simulated = run.simulated if got.plan is run.plan else simulate(got.plan, opts.costs)
+    err = max_grad_error(got.grads, reference_grads(opts.model, got.plan.chunks, got.plan.m))
+    measured = Timeline.from_spans(got.plan, got.spans, opts.costs.stage_tables(got.plan)["act"],
+                                   name=f"{got.plan.name} (measured)", unit="s", w_mem=opts.costs.w_mem)
+    return LiveResult(got.plan, opts.engine, opts, measured, simulated, err, got.losses,
+                      {"iteration_times": got.iteration_times, **got.meta})

@@ -1,9 +1,9 @@
 """The worker side of a job: process-group setup, a status slot the watchdog reads, and the torchrun entry.
 
 A worker started by ``launch`` (forked by the zygote) runs ``main(JOBDIR, RANK)``: it reads the job (target,
-arguments, world size, backend, the parent's TCPStore port and this job's key prefix) from JOBDIR, joins the process group, calls
-``target(rank, world_size, *args)`` and writes the return value (or its exception with the traceback) back to
-JOBDIR.  Under ``torchrun`` the same target runs through ``run_in_env`` with env:// rendezvous instead.
+arguments, world size, backend, the parent's TCPStore port and this job's key prefix) from JOBDIR, joins the
+process group, calls ``target(rank, world_size, *args)`` and writes the return value (or its exception with the
+traceback) back to JOBDIR.  It dies with the zygote that forked it (``die_with_parent``).  Under ``torchrun`` the same target runs through ``run_in_env`` with env:// rendezvous instead.
 
 The status slot is one fixed-size record per rank in a shared file (mmap): a state letter, a change counter and a
 line of text such as "F1.s2: blocked in send of its activation to rank 3".  Writing it costs a memcpy, so the
@@ -59,8 +59,25 @@ def read_status(path: Path, world_size: int) -> list[tuple[str, int, str]]:
     return out
 
 
+PR_SET_PDEATHSIG = 1      # prctl option (linux/prctl.h): a signal for this process when its parent exits
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process as soon as ``parent`` (the zygote that forked it) is gone, so a killed notebook kernel or
+    CLI leaves no orphans: the kernel's parent-death signal on Linux, a thread that watches the parent elsewhere."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl failed")
+    except (OSError, AttributeError):       # not Linux: poll
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:              # it died before the signal was armed
+        os._exit(3)
+
+
 def _watch_parent(parent: int) -> None:
-    """End this worker if the process that launched it dies (a killed notebook kernel leaves no orphans)."""
     while True:
         time.sleep(0.5)
         if os.getppid() != parent:
@@ -97,7 +114,6 @@ def main(jobdir: str, rank: int) -> None:
     stacks = open(jobdir_p / f"stack-{rank}.txt", "w")
     faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)
     (jobdir_p / f"main-thread-{rank}").write_text(hex(threading.main_thread().ident))
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     try:
         import torch.distributed as dist
 
