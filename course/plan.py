@@ -293,9 +293,9 @@ class Plan:
                     kind, mb, s = op
                     if kind not in KINDS:
                         raise error(f"unknown op kind {kind!r} (allowed: F, B, W)")
-                    if not (_is_index(mb) and 0 <= mb < m):
+                    if not (is_index(mb) and 0 <= mb < m):
                         raise error(f"{op} names micro-batch {mb!r}, allowed 0..{m - 1}")
-                    if not (_is_index(s) and s in owner):
+                    if not (is_index(s) and s in owner):
                         raise error(f"{op} names unknown stage {s} (known: {sorted(owner)})")
                     if owner[s] != r:
                         raise error(f"{op} runs on rank {r} but stage {s} is placed on rank {owner[s]}")
@@ -317,6 +317,6 @@ class Plan:
         return self
 
 
-def _is_index(x) -> bool:
+def is_index(x) -> bool:
     """An integer (a numpy integer too); the exact-type test first because most are plain ints."""
     return type(x) is int or isinstance(x, Integral)

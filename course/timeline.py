@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from functools import cached_property
-from operator import itemgetter
+from itertools import accumulate
+from operator import add, sub
 from typing import NamedTuple
 
 from .costs import Costs
-from .plan import Op, Plan, Step
+from .plan import Op, Plan, Step, ops_of
 
 
 class Span(NamedTuple):
@@ -53,38 +54,29 @@ class Timeline:
                 for r in range(self.p)]
 
     @cached_property
-    def _levels(self) -> list[tuple]:
-        """Per rank (level after each step's start, level after its end, allocated, freed) as numpy arrays."""
-        import numpy as np
+    def _levels(self) -> list[tuple[list[float], list[float], list[float], list[float]]]:
+        """Per rank, per step: (level after its start, level after its end, what it allocates, what it frees).
 
-        act = np.zeros(max(self.act, default=0) + 1)
-        for stage, a in self.act.items():
-            act[stage] = a
-        uniform = len(set(self.act.values())) <= 1
-        # Share of a stage's activations each kind frees when it ends (F frees nothing, it allocates).
+        The memory rule: F allocates its stage's ``act`` when it starts; the backward frees it when it ends
+        (split backward: B frees ``1 - w_mem`` of it and W the remaining ``w_mem``).  A pair allocates first and
+        frees last."""
+        act = self.act
         split = self.release == "W"
         frees = {"F": 0.0, "B": 1.0 - self.w_mem if split else 1.0, "W": self.w_mem if split else 0.0}
         out = []
         for steps in self.steps:
-            try:                      # the common case, no Overlap (whose first field is an Op): columns at once
-                letters = np.frombuffer("".join(map(itemgetter(0), steps)).encode(), np.uint8)
-            except TypeError:         # overlapped pairs: allocate first, free last
-                pairs = [(st,) if type(st) is Op else st.ops for st in steps]
-                up = np.array([sum(act[o.stage] for o in ops if o.kind == "F") for ops in pairs])
-                down = np.array([sum(act[o.stage] * frees[o.kind] for o in ops) for ops in pairs])
+            if set(map(type, steps)) <= {Op}:
+                up = [act[s] if k == "F" else 0.0 for k, _, s in steps]
+                down = [act[s] * frees[k] for k, _, s in steps]
             else:
-                sizes = (next(iter(self.act.values()), 0.0) if uniform
-                         else act[np.fromiter(map(itemgetter(2), steps), np.int64, len(steps))])
-                up = np.where(letters == ord("F"), sizes, 0.0)
-                down = sizes * np.select([letters == ord("B"), letters == ord("W")], [frees["B"], frees["W"]], 0.0)
-            after_end = np.cumsum(up - down)
-            out.append((after_end + down, after_end, up, down))
+                up = [sum(act[o.stage] for o in ops_of(st) if o.kind == "F") for st in steps]
+                down = [sum(act[o.stage] * frees[o.kind] for o in ops_of(st)) for st in steps]
+            after_end = list(accumulate(map(sub, up, down)))
+            out.append((list(map(add, after_end, down)), after_end, up, down))
         return out
 
     @cached_property
     def memory(self) -> list[list[tuple[float, float]]]:
-        import numpy as np
-
         memory = []
         for starts, ends, (after_start, after_end, up, down) in zip(self.starts, self.ends, self._levels):
             points = [(0.0, 0.0)]
@@ -94,7 +86,7 @@ class Timeline:
                     points[-1] = (t, level)
                 else:
                     points.append((t, level))
-            for i in (np.flatnonzero((up > 0) | (down > 0)) if len(up) else ()):
+            for i in range(len(up)):
                 if up[i] > 0:
                     add(starts[i], float(after_start[i]))
                 if down[i] > 0:
@@ -129,8 +121,7 @@ class Timeline:
 
     @cached_property
     def peak_activations(self) -> list[float]:
-        return [float(max(after_start.max(), 0.0)) if len(after_start) else 0.0
-                for after_start, _, _, _ in self._levels]
+        return [float(max(max(after_start), 0.0)) if after_start else 0.0 for after_start, _, _, _ in self._levels]
 
     def ops(self, rank: int) -> list[str]:
         """The tokens rank ``rank`` ran, in order (compare with Plan.rank_tokens)."""
@@ -153,4 +144,4 @@ class Timeline:
                 f"bubble={self.bubble_ratio:.1%}, peak={[round(x, 3) for x in self.peak_activations]})")
 
 
-__all__ = ["Span", "Timeline", "Op"]
+__all__ = ["Span", "Timeline"]
