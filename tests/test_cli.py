@@ -149,6 +149,8 @@ def test_json_output_is_standard_json(capsys):
     (["sim", "1f1b", "-p", "64", "-m", "1024", "--iterations", "1000000"], "x 1000000 iterations"),
     (["order", "--costs", "1,2", "-p", "1000000000000"], "memory available"),
     (["partition", "--layers", ",".join(["1"] * 50000), "-p", "1000"], "--method greedy"),
+    (["live", "gpipe", "-p", "1000", "-m", "1"], "live processes on"),
+    (["live", "1f1b", "-p", "2", "-m", "2", "--width", "1000000"], "GB of memory available"),
 ])
 def test_size_guards_refuse_at_once_and_name_the_override(args, needle):
     t0 = time.monotonic()
