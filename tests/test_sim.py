@@ -307,3 +307,13 @@ def test_costs_own_the_duration_of_a_step():
         for r in range(plan.p):
             assert [e - s for s, e in zip(tl.starts[r], tl.ends[r])] == pytest.approx(durations[r])
             assert durations[r] == [costs.step_duration(plan, st) for st in plan.ranks[r]]
+
+
+def test_trace_lists_one_completion_event_per_step_in_time_order():
+    plan = build("dualpipe", 4, 8)
+    trace = []
+    tl = simulate(plan, Costs(f=0.7, b=0.3, w=0.4, comm=0.1, overlap=0.8), trace=trace)
+    assert len(trace) == sum(map(len, plan.ranks))
+    assert [t for t, _, _ in trace] == sorted(t for t, _, _ in trace)
+    assert sorted((r, str(step), t) for t, r, step in trace) == sorted(
+        (sp.rank, str(sp.step), sp.end) for spans in tl.spans for sp in spans)

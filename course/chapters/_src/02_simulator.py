@@ -90,27 +90,32 @@ for op in (Op("F", 2, 0), Op("F", 2, 1), Op("B", 2, 1), Op("B", 2, 3)):
 #
 # 模拟器的规则只有一条：**一个 rank 按 plan 的顺序执行，下一个操作在"本 rank 空闲"且"所有依赖都已完成（跨 rank 的再加上传输延迟）"时立刻开始。**
 #
-# 实现上不按时间单位一格一格走，而是维护一个按完成时间排序的事件队列：
+# `course/sim.py` 里的 `simulate` 就是这条规则的直接写法（一百来行，只用标准库，值得从头读一遍）。它不按时间单位一格一格走，而是维护一个按时间排序的**完成事件**队列，一个事件 `(t, r)` 的意思是"rank $r$ 正在做的这一步在时刻 $t$ 结束"：
 #
-# 1. 开始时，每个 rank 尝试启动自己的第一个操作；依赖没满足的，登记到"等待这个依赖"的名单上。
-# 2. 取出最早完成的事件：记下这个操作的完成时间，唤醒在等它的 rank，再让本 rank 尝试下一个操作。
-# 3. 队列空了就结束。还有 rank 没做完，就是死锁。
+# 1. 先检查 plan 本身（`plan.validate()`：每个操作恰好出现一次、在持有它那个 stage 的 rank 上、B 排在自己的 F 之后……），再由 `Costs.durations` 算出每一步的耗时。
+# 2. 每个 rank 尝试启动第一步。输入都已算完，就定下开始时刻 = max(本 rank 空闲的时刻, 每个输入的完成时刻，跨 rank 的再加 `comm`)，把这一步的完成事件放进队列；有输入还没算出来，rank 就挂在那个操作上等。
+# 3. 反复取出最早的完成事件：记下这一步里每个操作的完成时刻，让挂在这些操作上的 rank 重试，再让本 rank 尝试下一步。
+# 4. 队列空了就结束。还有 rank 没做完，就是死锁：每个卡住的 rank 都挂在一个永远算不出来的操作上，报告说出它在等谁（第 5 节）。
 #
-# 每个操作只启动一次、完成一次，所以事件数等于操作数，耗时可以是任意实数。下面按完成时间列出 1F1B 的前几个事件，耗时刻意选成非整数：
+# 每一步恰好产生一个完成事件（重叠的 `F&B` 对算一步），所以事件数等于步数，和时间的长短无关；时间从一个事件直接跳到下一个，耗时可以是任意实数。`simulate(..., trace=事件列表)` 会把处理过的事件按顺序记下来。下面是 1F1B 的前 8 个完成事件，耗时刻意选成非整数：
 
 # %%
 F, BACKWARD = 0.7, 1.3
-tl = simulate(plan, Costs(f=F, b=BACKWARD / 2, w=BACKWARD / 2))
-events = sorted((sp.end, sp.rank, str(sp.step), sp.start) for spans in tl.spans for sp in spans)
-for end, rank, step, start in events[:8]:
-    print(f"t={end:5.2f}  rank {rank} finishes {step:6s} (started {start:.2f})")
-n_ops = sum(len(steps) for steps in plan.ranks)
-md(f"整个 plan 有 **{n_ops}** 个操作，模拟恰好处理 **{len(events)}** 个完成事件，"
-   f"F={F:g}、完整反向 {BACKWARD:g} 时 makespan 是 {tl.makespan:.2f}；第 1 章的公式 $(m+p-1)(F+B)$ 给出 "
-   f"{(plan.m + plan.p - 1) * (F + BACKWARD):.2f}：各 stage 一样快时，非整数耗时下公式照样成立。")
+trace = []                  # simulate 按处理顺序记下的完成事件：(时刻, rank, 这一步)
+tl = simulate(plan, Costs(f=F, b=BACKWARD / 2, w=BACKWARD / 2), trace=trace)
+for t, rank, step in trace[:8]:
+    print(f"t={t:5.2f}  rank {rank} finishes {str(step):6s}")
+n_steps = sum(len(steps) for steps in plan.ranks)
+formula = (plan.m + plan.p - 1) * (F + BACKWARD)
+md(claim(len(trace) == n_steps and [t for t, _, _ in trace] == sorted(t for t, _, _ in trace)
+         and abs(tl.makespan - formula) < 1e-9,
+         f"整个 plan 有 **{n_steps}** 步，模拟恰好处理了 **{len(trace)}** 个完成事件，而且按时刻先后处理；"
+         f"F={F:g}、完整反向 {BACKWARD:g} 时 makespan 是 {tl.makespan:.2f}，第 1 章的公式 $(m+p-1)(F+B)$ 给出 "
+         f"{formula:.2f}：各 stage 一样快时，非整数耗时下公式照样成立。",
+         steps=n_steps, events=len(trace), makespan=tl.makespan, formula=formula))
 
 # %% [markdown]
-# 练习 `event-simulator` 会让你自己写出这个模拟器；`course.sim.simulate` 是参考实现，出错时（见第 5 节）它会说明每个卡住的 rank 在等什么。
+# 练习 `event-simulator` 会让你自己写出这个模拟器；`course.sim.simulate` 是参考实现，出错时（见第 5 节）它会说明每个卡住的 rank 在等什么。要模拟成千上万次的地方（第 7 章的排序搜索、基准测试）用 `course.sim_compiled.CompiledPlan`：同一条规则，先把 plan 编译成扁平的数组再跑，快好几倍；测试保证两个模拟器在每个调度、随机的代价和乱序的 plan 上给出逐位相同的时间线和同样的死锁报告。
 #
 # ## 4. GPipe 与 1F1B：同样的 bubble，不同的显存
 #
