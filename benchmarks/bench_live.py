@@ -1,9 +1,10 @@
 """Live runtime benchmarks; every figure is a ratio against an anchor measured in the same run.
 
 1. Step time of the course runtime vs torch.distributed.pipelining's Schedule1F1B: same model, same batch, gloo,
-   no emulation; rounds alternate the two engines back to back so background load hits both alike.  The target
+   no emulation; rounds alternate the engines back to back so background load hits all alike.  The target
    (course / torch <= 1.1) is judged on the best iteration of each engine, the estimate least disturbed by other
-   processes (as timeit does); medians and per-round ratios are printed beside it.
+   processes (as timeit does); medians and per-round ratios are printed beside it.  torch's
+   _PipelineScheduleRuntime running the same 1F1B plan from its CSV (engine torch-runtime) is printed beside them.
 2. Emulated device time: measured makespan of 1F1B and ZB-H1 vs the simulator's prediction, and the measured
    ZB-H1 / 1F1B speed-up vs the predicted one.
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from course.command import positive_int  # noqa: E402
 from course.costs import Costs  # noqa: E402
 from course.live import run_plan  # noqa: E402
 from course.schedules import build  # noqa: E402
@@ -33,16 +35,17 @@ def step_times(engine: str, plan, iterations: int, warmup: int, model: dict) -> 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--p", type=int, default=min(4, os.cpu_count() or 1),
+    ap.add_argument("--p", type=positive_int, default=max(2, min(4, os.cpu_count() or 1)),
                     help="ranks (default: min(4, CPU cores); more processes than cores measures the OS scheduler)")
-    ap.add_argument("--m", type=int, default=8)
-    ap.add_argument("--rounds", type=int, default=4, help="alternating course/torch jobs per engine")
-    ap.add_argument("--iterations", type=int, default=8, help="training iterations per job (3 are warm-up)")
+    ap.add_argument("--m", type=positive_int, default=8)
+    ap.add_argument("--rounds", type=positive_int, default=4, help="alternating jobs per engine")
+    ap.add_argument("--iterations", type=positive_int, default=8, help="training iterations per job (3 are "
+                    "warm-up, so at least 4)")
     args = ap.parse_args()
 
     plan = build("1f1b", args.p, args.m)
     model = dict(width=256, blocks_per_stage=4, microbatch_size=32, dtype="float32")
-    times = {"course": [], "torch": []}
+    times = {"course": [], "torch": [], "torch-runtime": []}
     paired = []   # per round: course median / torch median, measured back to back (cancels slow load drift)
     for _ in range(args.rounds):
         got = {engine: step_times(engine, plan, args.iterations, 3, model) for engine in times}
@@ -60,6 +63,8 @@ def main() -> int:
     print(f"  step time, best iteration (least disturbed by other load, as timeit reports): course "
           f"{best['course'] * 1e3:.2f} ms, torch Schedule1F1B {best['torch'] * 1e3:.2f} ms, ratio course/torch "
           f"{ratio:.2f} (target <= 1.1: {'met' if ratio <= 1.1 else 'NOT met'})")
+    print(f"  torch _PipelineScheduleRuntime on the same plan's CSV: best {best['torch-runtime'] * 1e3:.2f} ms, "
+          f"ratio course/torch-runtime {best['course'] / best['torch-runtime']:.2f}")
     print(f"  step time, median: course {med['course'] * 1e3:.2f} ms, torch {med['torch'] * 1e3:.2f} ms; "
           f"per-round median ratios {min(paired):.2f}..{max(paired):.2f} (median {statistics.median(paired):.2f}); "
           "on a shared machine these swing with other load")
