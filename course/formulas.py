@@ -22,6 +22,9 @@ from typing import Callable
 
 from .costs import Costs
 from .plan import Plan
+from .schedules import build, check_pm
+from .schedules.interleaved import check_v
+from .sim import simulate
 
 
 class OutsideAssumptions(ValueError):
@@ -51,8 +54,6 @@ def predict(schedule: str, p: int, m: int, costs: Costs | None = None, v: int | 
     """The closed form of ``schedule`` for p ranks and m micro-batches; raises OutsideAssumptions where none holds."""
     if schedule not in _FORMS:
         raise ValueError(f"no closed form for {schedule!r}; known: {', '.join(_FORMS)}")
-    from .schedules import check_pm
-    from .schedules.interleaved import check_v
     check_pm(p, m)
     if schedule == "interleaved":
         v = 2 if v is None else v
@@ -220,8 +221,6 @@ def dualpipe_table(p: int, m: int, costs: Costs | None = None) -> list[dict]:
     peak, in micro-batch activations of one rank's share.  DualPipeV's "published" row is DualPipe's read with
     PP = 2p chunks of half a stage: 2 chunks = 1x 1F1B's parameters, PP+1 chunks = p + 1/2 activations.
     """
-    from .schedules import build
-    from .sim import simulate
     costs = costs or Costs()
     published_act = {"1f1b": p, "zb-h1": p, "dualpipe": p + 1, "dualpipev": p + 0.5}
     published_params = {"1f1b": 1, "zb-h1": 1, "dualpipe": 2, "dualpipev": 1}

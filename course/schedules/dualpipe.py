@@ -19,81 +19,90 @@ The warm-up and cool-down use the B/W split so that deferred W's fill the holes.
 from __future__ import annotations
 
 from collections import deque
+from typing import NamedTuple
 
 from ..plan import Op, Overlap, Plan
 from . import register
 
 
-def dualpipe_phases(n: int, h: int, c: int):
-    """The abstract order of one rank: yields ("F", ph), ("B", ph, deferred_w), ("W",), ("FB", ph_f, ph_b).
+class Item(NamedTuple):
+    """One item of a rank's abstract order (see dualpipe_phases)."""
 
-    n ranks per half pipeline, h = this rank's index in its half, c micro-batches per phase.  ("B", ph, False)
-    is a full backward (B then W at once); ("B", ph, True) defers W to the queue that ("W",) pops.
+    kind: str                 # "F", "B", "W" (the oldest deferred W) or "FB" (a forward overlapped with a backward)
+    phase: int = 0            # F, B: the phase (chunk) it runs; FB: the forward's phase (the backward runs the other)
+    defer_w: bool = False     # B: its W waits in the queue that a later "W" pops (False: the W follows at once)
+
+
+def dualpipe_phases(n: int, h: int, c: int):
+    """The abstract order of one rank, as Items, in DualPipe's eight phases.
+
+    n ranks per half pipeline, h = this rank's index in its half, c micro-batches per phase.
     """
     turn = h == n - 1                      # the rank where the two directions meet
     for _ in range(2 * (n - h - 1)):       # 1: phase-0 forwards
-        yield ("F", 0)
+        yield Item("F", 0)
     for _ in range(h + 1):                 # 2: F0 F1
-        yield ("F", 0)
-        yield ("F", 1)
+        yield Item("F", 0)
+        yield Item("F", 1)
     for _ in range(n - h - 1):             # 3: B1 (W deferred), W, F1
-        yield ("B", 1, True)
-        yield ("W",)
-        yield ("F", 1)
+        yield Item("B", 1, defer_w=True)
+        yield Item("W")
+        yield Item("F", 1)
     for i in range(c - 2 * n + h + 1):     # 4: main: F0&B1, F1&B0
         if i == 0 and turn:                # the turning rank runs its first pair apart (shorter bubble)
-            yield ("F", 0)
-            yield ("B", 1, False)
+            yield Item("F", 0)
+            yield Item("B", 1)
         else:
-            yield ("FB", 0, 1)
-        yield ("FB", 1, 0)
+            yield Item("FB", 0)
+        yield Item("FB", 1)
     for _ in range(n - h - 1):             # 5: B1, F1&B0
-        yield ("B", 1, False)
-        yield ("FB", 1, 0)
+        yield Item("B", 1)
+        yield Item("FB", 1)
     defer = False
     for i in range(h + 1):                 # 6: B1 B0; the second half defers W
         if i == (h + 1) // 2 and h % 2 == 1:
             defer = True
-        yield ("B", 1, defer)
+        yield Item("B", 1, defer_w=defer)
         if i == (h + 1) // 2 and h % 2 == 0:
             defer = True
-        yield ("B", 0, defer)
+        yield Item("B", 0, defer_w=defer)
     for _ in range(n - h - 1):             # 7: W, B0 (W deferred)
-        yield ("W",)
-        yield ("B", 0, True)
+        yield Item("W")
+        yield Item("B", 0, defer_w=True)
     for _ in range(h + 1):                 # 8: remaining W's
-        yield ("W",)
+        yield Item("W")
 
 
-def _rank_steps(phases, stage: tuple[int, int], mb0: tuple[int, int]):
-    """Turn abstract phases into steps: phase ph runs stage[ph] on micro-batches mb0[ph], mb0[ph]+1, ..."""
+def _rank_steps(items, stage: tuple[int, int], mb0: tuple[int, int]):
+    """Turn abstract items into steps: phase ph runs stage[ph] on micro-batches mb0[ph], mb0[ph]+1, ..."""
     nf, nb = [0, 0], [0, 0]
     queue: deque[Op] = deque()
     steps = []
 
     def fwd(ph):
-        op = Op("F", mb0[ph] + nf[ph], stage[ph]); nf[ph] += 1
-        return op
+        nf[ph] += 1
+        return Op("F", mb0[ph] + nf[ph] - 1, stage[ph])
 
     def bwd(ph):
-        op = Op("B", mb0[ph] + nb[ph], stage[ph]); nb[ph] += 1
+        nb[ph] += 1
+        op = Op("B", mb0[ph] + nb[ph] - 1, stage[ph])
         return op, Op("W", op.mb, op.stage)
 
-    for item in phases:
-        if item[0] == "F":
-            steps.append(fwd(item[1]))
-        elif item[0] == "B":
-            b, w = bwd(item[1])
+    for item in items:
+        if item.kind == "F":
+            steps.append(fwd(item.phase))
+        elif item.kind == "B":
+            b, w = bwd(item.phase)
             steps.append(b)
-            if item[2]:
+            if item.defer_w:
                 queue.append(w)
             else:
                 steps.append(w)
-        elif item[0] == "W":
+        elif item.kind == "W":
             steps.append(queue.popleft())
         else:
-            f = fwd(item[1])
-            b, w = bwd(item[2])
+            f = fwd(item.phase)
+            b, w = bwd(1 - item.phase)
             steps += [Overlap(f, b), w]
     assert not queue, "every deferred W is run"
     return steps

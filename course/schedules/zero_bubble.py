@@ -77,32 +77,32 @@ def zbv(p: int, m: int) -> Plan:
     ranks = []
     for r in range(p):
         s0, s1 = r, 2 * p - 1 - r
-        f0 = f1 = b0 = b1 = 0
         order: list[Op] = []
+        placed = {(kind, s): 0 for kind in "FBW" for s in (s0, s1)}   # how many of each kind each stage has run
+
+        def add(*kinds_on_stages):          # the next micro-batch's op of each (kind, stage), in turn
+            for kind, s in kinds_on_stages:
+                order.append(Op(kind, placed[kind, s], s))
+                placed[kind, s] += 1
+
         for _ in range(2 * (p - r) - 1):            # chunk-0 forwards until chunk 1's first input arrives
-            order.append(Op("F", f0, s0)); f0 += 1
+            add(("F", s0))
         for _ in range(r):                          # chunk-1 forwards interleaved with more chunk-0 forwards
-            order.append(Op("F", f1, s1)); f1 += 1
-            order.append(Op("F", f0, s0)); f0 += 1
+            add(("F", s1), ("F", s0))
         for _ in range(p - r):                      # chunk 1 reaches steady state: F, B, W
-            order += [Op("F", f1, s1), Op("B", b1, s1), Op("W", b1, s1)]
-            f1 += 1; b1 += 1
-        while f1 < n or f0 < n:                     # steady: F-B-W on chunk 0, then on chunk 1
-            if f0 < n:
-                order.append(Op("F", f0, s0)); f0 += 1
-            order += [Op("B", b0, s0), Op("W", b0, s0)]
-            b0 += 1
-            order += [Op("F", f1, s1), Op("B", b1, s1), Op("W", b1, s1)]
-            f1 += 1; b1 += 1
-        w0, w1 = b0, b1
+            add(("F", s1), ("B", s1), ("W", s1))
+        while placed["F", s1] < n or placed["F", s0] < n:   # steady: F-B-W on chunk 0, then on chunk 1
+            if placed["F", s0] < n:
+                add(("F", s0))
+            add(("B", s0), ("W", s0), ("F", s1), ("B", s1), ("W", s1))
         for _ in range(r):                          # drain: B's first, W's deferred to fill the tail
-            order.append(Op("B", b0, s0)); b0 += 1
-            order.append(Op("B", b1, s1)); b1 += 1
-        while b0 < n:
-            order.append(Op("B", b0, s0)); b0 += 1
-            order.append(Op("W", w0, s0)); w0 += 1
-        order += [Op("W", i, s1) for i in range(w1, b1)]
-        order += [Op("W", i, s0) for i in range(w0, b0)]
+            add(("B", s0), ("B", s1))
+        while placed["B", s0] < n:
+            add(("B", s0), ("W", s0))
+        while placed["W", s1] < placed["B", s1]:
+            add(("W", s1))
+        while placed["W", s0] < placed["B", s0]:
+            add(("W", s0))
         ranks.append([op for op in order if op.mb < m])
     placement = [[r, 2 * p - 1 - r] for r in range(p)]
     return Plan(ranks, m, placement=placement, name="zbv")
