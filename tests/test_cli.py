@@ -209,3 +209,57 @@ def test_ctrl_c_and_sigterm_end_with_one_line(sig, status, line):
     finally:
         proc.kill()
     assert proc.returncode == status and err.strip() == line, (proc.returncode, err)
+
+
+# ---- layering: the CLI sits on top; nothing below imports it, and no module imports itself back -----------------
+def _imports() -> dict[str, set[str]]:
+    """course module -> the course modules it imports (lazy imports inside functions included)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = {".".join(f.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): f
+             for f in (root / "course").rglob("*.py") if "chapters" not in f.parts}
+    graph = {}
+    for mod, f in files.items():
+        package = mod if f.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        deps = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
+                                    + ([node.module] if node.module else []))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                while name and name not in files:
+                    name = name.rpartition(".")[0]
+                if name and name != mod and not name.startswith(mod + "."):   # a package may import its parts
+                    deps.add(name)
+        graph[mod] = deps
+    return graph
+
+
+def test_no_import_cycle_and_the_runtime_does_not_import_the_cli():
+    graph = _imports()
+    assert {"course.live.options", "course.sim", "course.live.launcher"} <= graph["course.live.runner"]
+    assert not [m for m in graph if m.startswith("course.live") and any(d.startswith("course.cli") for d in graph[m])]
+    assert not {d for d in graph["course.torch_bridge"] if d.startswith(("course.live", "course.cli"))}
+    # depth-first search for a cycle
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            assert state.get(d) != 1, f"import cycle: {' -> '.join(path[path.index(d):] + [d])}"
+            if d not in state:
+                visit(d, path + [d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
