@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from .args import dumps
 
 
 def add_parser(sub):
@@ -15,7 +15,7 @@ def run(args) -> int:
     from ..schedules import REGISTRY
 
     if args.json:
-        print(json.dumps([{"name": s.name, "params": ["p", "m", *s.params], "summary": s.summary}
+        print(dumps([{"name": s.name, "params": ["p", "m", *s.params], "summary": s.summary}
                           for s in REGISTRY.values()]))
         return 0
     for s in REGISTRY.values():
