@@ -42,6 +42,6 @@ def test_megatrons_order_when_m_is_a_multiple_of_p_above_p(p, m, v):
 
 def test_at_m_equal_p_megatron_runs_every_forward_first_and_flex_does_not():
     flex, classic = build("interleaved-flex", 4, 4, v=2), build("interleaved", 4, 4, v=2)
-    assert classic.ranks[0][:8] == [op for op in classic.ranks[0] if op.kind == "F"]
+    assert classic.ranks[0][:8] == tuple(op for op in classic.ranks[0] if op.kind == "F")
     assert flex.format() != classic.format()
     assert simulate(flex).makespan == simulate(classic).makespan

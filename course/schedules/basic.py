@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..plan import Op, Plan
-from . import register
+from .registry import register
 
 
 @register("gpipe", summary="all forwards, then all backwards; every stage holds m micro-batches")

@@ -22,7 +22,7 @@ from collections import deque
 from typing import NamedTuple
 
 from ..plan import Op, Overlap, Plan
-from . import register
+from .registry import register
 
 
 class Item(NamedTuple):

@@ -18,7 +18,7 @@ of p above p it is Megatron's order op for op; at m == p it does not run every f
 from __future__ import annotations
 
 from ..plan import Op, Plan
-from . import register
+from .registry import register
 
 
 def check_v(v, name: str) -> None:

@@ -15,7 +15,7 @@ Nobody waits for W, so it can fill the holes 1F1B leaves.  Three schedules:
 from __future__ import annotations
 
 from ..plan import Op, Plan
-from . import register
+from .registry import register
 
 
 @register("zb-h1", summary="1F1B with B/W split, W of rank r delayed by r steps; memory <= p; idle (p-1)(F+B-W)")
