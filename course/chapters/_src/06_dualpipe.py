@@ -69,8 +69,11 @@ zbv = build("zbv", p, m)
 owner = zbv.rank_of_stage()
 print("placement:", zbv.placement)
 print("forward path over ranks:", " -> ".join(str(owner[s]) for s in zbv.routes[0]))
-md(f"一个 micro-batch 经过 {zbv.chunks} 个 chunk，rank 序列先升后降（V 形）；rank {p - 1} 连续算两个 chunk，中间不需要点对点传输。"
-   f"每个 chunk 是半个 stage，代价取 $F=B=W={costs.f:g}$ 时一个 chunk 的 F、B、W 各是 {costs.f / 2:g}。")
+path = [owner[s] for s in zbv.routes[0]]
+v_shape = path == list(range(p)) + list(range(p - 1, -1, -1))
+md(claim(v_shape, f"一个 micro-batch 经过 {zbv.chunks} 个 chunk，rank 序列先升后降（V 形）；rank {p - 1} 连续算两个 chunk，中间不需要点对点传输。",
+         path=path)
+   + f"每个 chunk 是半个 stage，代价取 $F=B=W={costs.f:g}$ 时一个 chunk 的 F、B、W 各是 {costs.f / 2:g}。")
 
 # %%
 tl_zbv = simulate(zbv, costs)
@@ -81,8 +84,9 @@ bound = formulas.predict("zbv", p, m, costs).makespan
 assert abs(tl_zbv.makespan - bound) < 1e-9 and max(tl_zbv.idle) < 1e-9
 md(f"$p={p}, m={m}$：ZB-V 的 makespan **{tl_zbv.makespan:g}**，每个 rank 窗口内的空闲 {rounded(tl_zbv.idle)}，"
    f"激活峰值 {rounded(tl_zbv.peak_activations)}。对比 ZB-H1（makespan {tl_h1.makespan:g}，峰值 {max(tl_h1.peak_activations):g}）"
-   f"和 ZB-H2（makespan {tl_h2.makespan:g}，峰值 {max(tl_h2.peak_activations):g}）：ZB-V 用 1F1B 的显存做到了零空闲，"
-   f"而且 makespan 等于它的下界 $m(F+B+W) + (p-1)F/2 = {bound:g}$——最后一个 rank 至少要等 $p-1$ 个半 stage 的前向才有活干。")
+   f"和 ZB-H2（makespan {tl_h2.makespan:g}，峰值 {max(tl_h2.peak_activations):g}）："
+   + claim(max(tl_zbv.peak_activations) <= p, "ZB-V 用 1F1B 的显存做到了零空闲，", peaks=tl_zbv.peak_activations)
+   + f"而且 makespan 等于它的下界 $m(F+B+W) + (p-1)F/2 = {bound:g}$：最后一个 rank 至少要等 $p-1$ 个半 stage 的前向才有活干。")
 
 # %% [markdown]
 # PyTorch 的 `ScheduleZBVZeroBubble` 实现的也是 ZB-V。把它排出的顺序翻译成 `Plan`（`course.torch_bridge`，不建进程组）对照一下：
@@ -92,12 +96,13 @@ from course.torch_bridge import torch_plan  # noqa: E402  (imports torch)
 
 theirs = torch_plan("ScheduleZBVZeroBubble", p, m)
 same_order = theirs.format() == zbv.format() and theirs.placement == zbv.placement
-md(f"$p={p}, m={m}$：torch 的 ZB-V 顺序与本库的 `zbv` {'逐个算子完全相同' if same_order else '**不同**'}；"
+md(f"$p={p}, m={m}$：torch 的 ZB-V 顺序与本库的 `zbv` " + claim(same_order, "逐个算子完全相同", otherwise="**不同**") + "；"
    f"同样的代价下模拟的 makespan 分别是 {simulate(theirs, costs).makespan:g} 和 {tl_zbv.makespan:g}。")
 
 # %% [markdown]
 # ## 2. DualPipe：两端同时进
 #
+# 两端同时进的想法来自 Chimera（Li & Hoefler, 2021）：两条方向相反的流水线共用同一组设备，每个设备存两份模型的各一段。
 # DualPipe 有两条路线。本库把副本 A 的 stage 记为 $0..p-1$，副本 B 的记为 $p..2p-1$：
 
 # %%

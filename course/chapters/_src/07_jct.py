@@ -245,9 +245,11 @@ spans_fwd = {round(evaluate(o, FWD_SCALES, P, "forward").makespan, 9)
              for o in itertools.permutations(range(len(FWD_SCALES)))}
 formula = sum(FWD_SCALES) + (P - 1) * max(FWD_SCALES)
 md(f"{len(FWD_SCALES)} 个 micro-batch 的全部 {len(list(itertools.permutations(FWD_SCALES)))} 种顺序，makespan 只有 "
-   f"{len(spans_fwd)} 个取值：{sorted(spans_fwd)}，正好是 $\\sum_i t_i + (p-1)\\max_i t_i$ = {formula:g}。每个 "
-   "micro-batch 在每个 stage 上的耗时相同，这是比例流水车间，任何顺序都一样。博客说的推理负载下的收益，"
-   "在 stage 均衡的流水线上不可能出现。")
+   f"{len(spans_fwd)} 个取值：{sorted(spans_fwd)}"
+   + claim(len(spans_fwd) == 1 and abs(next(iter(spans_fwd)) - formula) < 1e-9,
+           f"，正好是 $\\sum_i t_i + (p-1)\\max_i t_i$ = {formula:g}。每个 micro-batch 在每个 stage 上的耗时相同，"
+           "这是比例流水车间，任何顺序都一样。博客说的推理负载下的收益，在 stage 均衡的流水线上不可能出现。",
+           spans=sorted(spans_fwd), formula=formula))
 
 # %% [markdown]
 # ### 两个 stage、后一个更慢：Johnson 法则
@@ -473,7 +475,7 @@ md(f"{len(MOE_KINDS)} 层、均衡路由时 makespan 是 {balanced_span:.1f}。"
 # %% [markdown]
 # ## 6. 自己动手
 #
-# **顺序浏览器**：选调度（`1f1b` 训练，`forward` 推理）、卡数、micro-batch 数、耗时的长尾程度 $\sigma$、最后一个 stage 的相对耗时和随机种子。上下两条时间线是 FIFO 和 heaviest-first，标题里有各自的 makespan、平均完成时间，以及穷举得到的最优 makespan。
+# **顺序浏览器**：选调度（`1f1b` 训练，`forward` 推理）、rank 数、micro-batch 数、耗时的长尾程度 $\sigma$、最后一个 stage 的相对耗时和随机种子。上下两条时间线是 FIFO 和 heaviest-first，标题里有各自的 makespan、平均完成时间，以及穷举得到的最优 makespan。
 
 # %%
 def order_explorer(fig, schedule, p, m, sigma, last_stage, seed):

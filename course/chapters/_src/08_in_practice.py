@@ -292,9 +292,9 @@ cycles = sorted({tuple(sorted((a, b))) for a, (_, _, b) in sending.items() if se
 reading = "；".join(f"rank {a} 在发 {sending[a][0]}（给 {sending[a][1]}）给 rank {b}，rank {b} 却在发 "
                    f"{sending[b][0]}（给 {sending[b][1]}）给 rank {a}" for a, b in cycles)
 md(f"{len(states)} 个 rank 里有 **{len(sending)}** 个停在 `send` 上，看门狗在 {hang.elapsed:.1f} s 时判定死锁。"
-   + (f"读法：{reading}。阻塞的 send 要等对方调用 recv 才返回，两边都在发、都没在收，形成一个环；"
-      "其余 rank 堵在发给别的 rank 的 send 上，等的正是环里的人。" if cycles else
-      "这次报告里没有两个 rank 互相发送的环，逐个看每个 rank 在等谁。"))
+   + claim(bool(cycles), f"读法：{reading}。阻塞的 send 要等对方调用 recv 才返回，两边都在发、都没在收，形成一个环；"
+           "其余 rank 堵在发给别的 rank 的 send 上，等的正是环里的人。",
+           otherwise="这次报告里没有两个 rank 互相发送的环，逐个看每个 rank 在等谁。"))
 
 # %% [markdown]
 # 找 hang 的一般步骤：
@@ -350,9 +350,9 @@ for row in table:
 md("\n".join(lines))
 rejected = [row for row in table if "error" in row]
 same = sum(1 for row in table if row.get("same_ops"))
-md(f"{len(table)} 个调度类里，{same} 个和课程的调度逐个操作相同。" + (
-    f"被拒绝的有 {', '.join(row['torch'] for row in rejected)}：它们打印出来的 `pipeline_order` 通不过 `validate()`。"
-    if rejected else "没有被 `validate()` 拒绝的。"))
+md(f"{len(table)} 个调度类里，{same} 个和课程的调度逐个操作相同。"
+   + claim(not rejected, "没有被 `validate()` 拒绝的。",
+           otherwise=f"被拒绝的有 {', '.join(row['torch'] for row in rejected)}：它们打印出来的 `pipeline_order` 通不过 `validate()`。"))
 
 # %%
 if any(row["torch"] == "Schedule1F1B" for row in rejected):
