@@ -300,7 +300,7 @@ md(f"{len(states)} 个 rank 里有 **{len(sending)}** 个停在 `send` 上，看
 # 找 hang 的一般步骤：
 #
 # 1. **让它报出来，而不是一直挂着**：设置超时（`init_process_group(timeout=...)`、NCCL 的 watchdog），或者像这里一样用看门狗。
-# 2. **拿到每个 rank 的位置**：它在执行 plan 的第几步、在等（发）哪条消息；各进程的 Python 栈（`py-spy dump --pid`、`faulthandler.dump_traceback_later`）。上面的报告里也带了每个 rank 的栈：`hang.stacks[rank]`。
+# 2. **拿到每个 rank 的位置**：它在执行 plan 的第几步、在等（发）哪条消息；各进程的 Python 栈（`py-spy dump --pid`、`faulthandler.dump_traceback_later`）。上面的报告里也带了每个 rank 的栈：`hang.stacks[rank]`。在 GPU 上用 NCCL 时，对应的工具是 NCCL 的 Flight Recorder（设 `TORCH_NCCL_TRACE_BUFFER_SIZE`，超时时每个 rank 导出最近的集合通信和点对点操作）、`NCCL_DEBUG=INFO` 和 `TORCH_NCCL_ASYNC_ERROR_HANDLING`（超时后让进程报错退出，而不是一直挂着）。
 # 3. **对着 plan 找环**：谁在等谁。如果环是 plan 自己的（顺序排错了），在启动进程之前模拟器就能发现：`run_plan` 先模拟，一个会死锁的 plan 根本不会启动进程。
 
 # %%
