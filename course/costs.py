@@ -12,6 +12,7 @@ pieces.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import Sequence, Union
@@ -36,16 +37,16 @@ class Costs:
     def __post_init__(self):
         for name in ("f", "b", "w", "act"):
             vals = _as_list(getattr(self, name))
-            if not vals or any(not _is_number(x) or x < 0 for x in vals):
+            if not vals or any(not is_number(x) or x < 0 for x in vals):
                 raise ValueError(f"cost {name} must be a non-negative number or a non-empty list of them, "
                                  f"got {getattr(self, name)!r}")
-        if not _is_number(self.comm) or self.comm < 0:
+        if not is_number(self.comm) or self.comm < 0:
             raise ValueError(f"comm must be a non-negative number, got {self.comm!r}")
-        if not _is_number(self.overlap) or self.overlap <= 0:
+        if not is_number(self.overlap) or self.overlap <= 0:
             raise ValueError(f"overlap must be a positive number, got {self.overlap!r}")
-        if not _is_number(self.w_mem) or not 0 <= self.w_mem <= 1:
+        if not is_number(self.w_mem) or not 0 <= self.w_mem <= 1:
             raise ValueError(f"w_mem must be a number in [0, 1], got {self.w_mem!r}")
-        if self.mb_scale is not None and any(not _is_number(x) or x < 0 for x in self.mb_scale):
+        if self.mb_scale is not None and any(not is_number(x) or x < 0 for x in self.mb_scale):
             raise ValueError(f"mb_scale must list non-negative numbers, got {self.mb_scale!r}")
 
     def per_chunk(self, name: str, chunks: int, p: int) -> list[float]:
@@ -110,8 +111,9 @@ class Costs:
 
 
 def _as_list(v: Value) -> list[float]:
-    return [v] if _is_number(v) else list(v)
+    return [v] if isinstance(v, numbers.Real) else list(v)
 
 
-def _is_number(x) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+def is_number(x) -> bool:
+    """A finite real number (not a bool, not NaN, not an infinity): what every cost and count here must be."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)

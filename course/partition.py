@@ -21,6 +21,8 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from .costs import is_number
+
 METHODS = ("dp", "greedy")
 
 Comm = Union[float, Sequence[float]]
@@ -138,13 +140,13 @@ def _check(layers, p, comm) -> tuple[list[float], np.ndarray]:
     layers = list(layers)
     if not layers:
         raise ValueError("layers is empty: give one time per layer, e.g. 1,2,2,1")
-    if any(not _is_number(t) or not np.isfinite(t) or t < 0 for t in layers):
+    if any(not is_number(t) or not np.isfinite(t) or t < 0 for t in layers):
         raise ValueError(f"layer times must be finite non-negative numbers, got {layers}")
     if not isinstance(p, int) or isinstance(p, bool) or p < 1:
         raise ValueError(f"p must be a positive integer, got {p!r}")
     if p > len(layers):
         raise ValueError(f"cannot cut {len(layers)} layers into p={p} non-empty stages: need p <= {len(layers)}")
-    if _is_number(comm):
+    if isinstance(comm, numbers.Real):
         cut_cost = np.full(len(layers) - 1, float(comm))
     else:
         cut_cost = np.asarray(list(comm), dtype=float)
@@ -154,10 +156,6 @@ def _check(layers, p, comm) -> tuple[list[float], np.ndarray]:
     if not np.all(np.isfinite(cut_cost)) or np.any(cut_cost < 0):
         raise ValueError(f"comm must be finite and non-negative, got {comm!r}")
     return [float(t) for t in layers], cut_cost
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 __all__ = ["METHODS", "Partition", "partition", "stage_costs", "brute_force"]

@@ -317,3 +317,12 @@ def test_trace_lists_one_completion_event_per_step_in_time_order():
     assert [t for t, _, _ in trace] == sorted(t for t, _, _ in trace)
     assert sorted((r, str(step), t) for t, r, step in trace) == sorted(
         (sp.rank, str(sp.step), sp.end) for spans in tl.spans for sp in spans)
+
+
+@pytest.mark.parametrize("field", ["f", "b", "w", "comm", "act", "overlap", "w_mem"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_costs_refuse_nan_and_infinities(field, bad):
+    with pytest.raises(ValueError, match=field):
+        Costs(**{field: bad})
+    with pytest.raises(ValueError, match="mb_scale"):
+        Costs(mb_scale=[1, bad])
