@@ -91,3 +91,29 @@ def test_dependencies_follow_routes():
     rev = Plan([[Op("F", 0, 0), Op("B", 0, 0)], [Op("F", 0, 1), Op("B", 0, 1)]], 1,
                placement=[[0], [1]], routes=[[1, 0]])
     assert rev.dependencies(Op("F", 0, 0)) == [Op("F", 0, 1)]
+
+
+def test_a_plan_is_an_immutable_value():
+    import dataclasses
+    import pickle
+
+    plan = Plan([[Op("F", 0, 0), Op("B", 0, 0)], [Op("F", 0, 1), Op("B", 0, 1)]], 1, placement=[[0], [1]])
+    assert plan.ranks == ((Op("F", 0, 0), Op("B", 0, 0)), (Op("F", 0, 1), Op("B", 0, 1)))
+    assert plan.placement == ((0,), (1,)) and plan.routes == ((0, 1),)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.ranks = ()
+    with pytest.raises(TypeError):
+        plan.rank_of_stage()[0] = 1                    # derived facts are read-only too
+    assert plan == Plan.parse("F0 B0\nF0 B0") and hash(plan) == hash(Plan.parse("F0 B0\nF0 B0"))
+    assert plan.chunk_of_stage() == {0: 0, 1: 1} and plan.num_stages == 2 and not plan.split_backward
+    again = pickle.loads(pickle.dumps(plan))           # the live runtime pickles plans into its jobs
+    assert again == plan and again.rank_of_stage() == {0: 0, 1: 1}
+
+
+def test_validation_names_a_stage_off_the_route_and_a_step_that_is_not_an_op():
+    two_routes = Plan([[Op("F", 0, 0), Op("B", 0, 0), Op("F", 1, 0), Op("B", 1, 0)], [Op("F", 1, 1), Op("B", 1, 1)]],
+                      2, placement=[[0], [1]], routes=[[0, 1], [0]])
+    with pytest.raises(PlanError, match=r"rank 1 step 0: F1.s1: micro-batch 1 does not pass stage 1"):
+        two_routes.validate()
+    with pytest.raises(PlanError, match=r"rank 0 step 1: 'B0' is not an Op or an Overlap of two Ops"):
+        Plan([[Op("F", 0, 0), "B0"]], 1).validate()
