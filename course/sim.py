@@ -33,14 +33,19 @@ class DeadlockError(PlanError):
         self.waits = waits
 
 
-def simulate(plan: Plan, costs: Costs | None = None, trace: list | None = None) -> Timeline:
+def simulate(plan: Plan, costs: Costs | None = None, trace: list | None = None,
+             durations: list[list[float]] | None = None) -> Timeline:
     """Simulate ``plan``; return its Timeline.  Raises PlanError for a malformed plan, DeadlockError when stuck.
 
     ``trace``: a list to which each completion event is appended as (time, rank, step), in the order the
-    simulation processes them (chapter 2 counts them)."""
+    simulation processes them (chapter 2 counts them).  ``durations``: one duration per step of each rank in
+    place of ``costs.durations(plan)`` (measured ones, or a transformed cost model: ``course.replay``)."""
     costs = costs or Costs()
     plan.validate()
-    duration = costs.durations(plan)             # duration[r][i]: how long rank r's step i lasts
+    if durations is not None and [len(d) for d in durations] != [len(s) for s in plan.ranks]:
+        raise ValueError(f"durations must list one value per step of each rank: the plan has "
+                         f"{[len(s) for s in plan.ranks]} steps, got {[len(d) for d in durations]}")
+    duration = costs.durations(plan) if durations is None else durations   # duration[r][i]: rank r's step i
     rank_of = plan.rank_of_stage()
     P = plan.p
     pos = [0] * P                                # each rank's next step
