@@ -4,7 +4,9 @@
 curves and deadlock reports (tests/test_sim.py checks it on every registered schedule and on random plans),
 but it first compiles the plan, with numpy, into flat columns that a tight event loop only indexes.  Compiling
 depends on the plan alone, so a CompiledPlan simulates one plan under many Costs: that is what the ordering
-search (one simulation per search node), chapter 7's sweeps and the benchmarks need.  The same compile pass
+search (one simulation per search node), chapter 7's sweeps and the benchmarks need; the CLI and several
+iterations (course.iterations) use it for its speed on 10^5 ops (about 5x the plain simulator's,
+benchmarks/bench_simulator.py).  The same compile pass
 checks every op, vectorised; on any violation ``Plan.validate()`` names the first one, so a malformed plan is
 reported as malformed, never as a deadlock.
 """
@@ -118,11 +120,15 @@ class CompiledPlan:
             raise self._deadlock(pos, end)
         starts, ends, at = [], [], 0
         spans = self.span_entries.tolist()
-        for steps in plan.ranks:
-            mine = spans[at:at + len(steps)]
+        for steps, lo, hi in zip(plan.ranks, self.start, self.stop):
+            if hi - lo == len(steps):            # no pairs on this rank: its entries are its steps
+                starts.append(begin[lo:hi])
+                ends.append(end[lo:hi])
+            else:
+                mine = spans[at:at + len(steps)]
+                starts.append([begin[i] for i in mine])
+                ends.append([end[i] for i in mine])
             at += len(steps)
-            starts.append([begin[i] for i in mine])
-            ends.append([end[i] for i in mine])
         return Timeline(plan.p, starts, ends, plan.ranks, costs.stage_tables(plan, self.split)["act"],
                         release="W" if self.split else "B", name=plan.name, w_mem=costs.w_mem)
 
