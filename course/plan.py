@@ -186,10 +186,16 @@ class Plan:
         kinds = ("F", "B", "W") if self.split_backward else ("F", "B")
         return [Op(k, i, s) for i, route in enumerate(self.routes) for s in route for k in kinds]
 
+    @cached_property
+    def _position(self) -> list[dict[int, int]]:
+        """Per micro-batch: {stage: its position along the micro-batch's route} (one dict per distinct route)."""
+        position = {route: {s: k for k, s in enumerate(route)} for route in set(self.routes)}
+        return [position[route] for route in self.routes]
+
     def dependencies(self, op: Op) -> list[Op]:
         """The ops that must finish before ``op`` may start (data dependencies only)."""
         route = self.routes[op.mb]
-        k = route.index(op.stage)
+        k = self._position[op.mb][op.stage]
         if op.kind == "F":
             return [Op("F", op.mb, route[k - 1])] if k > 0 else []
         if op.kind == "B":
