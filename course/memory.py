@@ -228,6 +228,17 @@ def layer_terms(model: Model, seq: int, mbs: int = 1, dtype_bytes: int = 2) -> l
     ]
 
 
+def eager_layer_terms(model: Model, seq: int, mbs: int = 1, dtype_bytes: int = 8) -> list[Term]:
+    """The gpt block without dropout as eager PyTorch autograd saves it (the live runtime's tiny GPT,
+    ``course.live.model.GPTLayer``): Korthikanti's terms without the dropout masks and the dropout output, plus
+    each LayerNorm's per-token mean and rstd, all in ``dtype_bytes`` elements."""
+    if model.block != "gpt":
+        raise ValueError("eager_layer_terms describes the gpt block")
+    stats = 2 * seq * mbs * dtype_bytes
+    return [t for t in layer_terms(model, seq, mbs, dtype_bytes) if "dropout" not in t.what] + [
+        Term("LayerNorm 1 mean and rstd", stats, False), Term("LayerNorm 2 mean and rstd", stats, False)]
+
+
 def _shard(size: int, split: bool, t: int) -> Fraction:
     return Fraction(size, t) if split else Fraction(size)
 
@@ -441,6 +452,38 @@ def pipeline_memory(plan, model: Model, cfg: ActivationConfig, costs=None, dp: i
                           {"m": plan.m})
 
 
+def two_part_memory(timeline, plan, held_until_w: list[float], freed_by_b: list[float]) -> list[list[tuple]]:
+    """Per rank [(time, bytes)] over ``timeline`` when each chunk's activations come in two parts: ``freed_by_b``
+    (per chunk) is released by its B, ``held_until_w`` by its W (in a plan without W ops both by the backward).
+
+    A split backward frees what W does not need (the input gradient's intermediates); a single ``Costs.w_mem``
+    says the same when every chunk frees the same share.  When the shares differ (the first and last chunks
+    with their extras), this sums two of the timeline's own memory curves: the held part with ``w_mem = 1`` and
+    the freed part with ``w_mem = 0``."""
+    from .timeline import Timeline
+
+    chunk_of = plan.chunk_of_stage()
+
+    def curves(per_chunk, w_mem):
+        act = {s: float(per_chunk[k]) for s, k in chunk_of.items()}
+        return Timeline(timeline.p, timeline.starts, timeline.ends, timeline.steps, act, timeline.release,
+                        timeline.name, timeline.unit, w_mem=w_mem).memory
+
+    out = []
+    for a, b in zip(curves(held_until_w, 1.0), curves(freed_by_b, 0.0)):
+        merged, i, j, level_a, level_b = [], 0, 0, 0.0, 0.0
+        for t in sorted({t for t, _ in a} | {t for t, _ in b}):
+            while i < len(a) and a[i][0] <= t:
+                level_a = a[i][1]
+                i += 1
+            while j < len(b) and b[j][0] <= t:
+                level_b = b[j][1]
+                j += 1
+            merged.append((t, level_a + level_b))
+        out.append(merged)
+    return out
+
+
 # ---- compute time, for step-time estimates ----------------------------------------------------------------
 def layer_flops(model: Model, cfg: ActivationConfig) -> tuple[float, float]:
     """(matmul FLOPs with weights, attention-core FLOPs) of one layer's forward for one micro-batch, one TP rank.
@@ -541,8 +584,9 @@ def fit_layouts(model: Model, gpus: int, gpu_mem: float, global_batch: int, seq:
     return rows
 
 
-__all__ = ["Model", "PRESETS", "preset", "ActivationConfig", "Term", "layer_terms", "layer_activation_bytes",
+__all__ = ["Model", "PRESETS", "preset", "ActivationConfig", "Term", "layer_terms", "eager_layer_terms",
+           "layer_activation_bytes",
            "korthikanti_layer_bytes", "embedding_activation_bytes", "output_activation_bytes", "w_mem_share",
            "layers_per_chunk", "chunk_activation_bytes", "chunk_params", "rank_params", "static_bytes",
            "RankMemory", "PipelineMemory", "pipeline_memory", "layer_flops", "chunk_times", "candidate_layouts",
-           "fit_layouts", "GB", "RECOMPUTE"]
+           "fit_layouts", "two_part_memory", "GB", "RECOMPUTE"]

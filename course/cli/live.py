@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .args import add_cost_args, add_schedule_args, costs_from_args, dumps, plan_from_args
+from .args import add_cost_args, add_schedule_args, costs_from_args, dumps, output_file, plan_from_args, write_file
 
 
 def add_parser(sub):
@@ -12,6 +12,8 @@ def add_parser(sub):
     add_schedule_args(p)
     add_cost_args(p)
     add_live_args(p)
+    p.add_argument("--trace", metavar="FILE", type=output_file, help="also write the measured timeline as Chrome "
+                   "trace-event JSON (Perfetto, chrome://tracing), with each rank's measured saved-tensor bytes")
     p.set_defaults(run=run)
 
 
@@ -32,5 +34,10 @@ def run(args) -> int:
         else:
             print(f"error: {e}")
         return 1
+    if args.trace:
+        from ..trace import chrome_trace
+        saved = result.meta.get("saved_bytes")           # measured by the course engine only
+        trace = chrome_trace(result.timeline, saved, "saved for backward (bytes)" if saved else None)
+        write_file(args.trace, dumps(trace).encode())
     print(dumps(result.to_json()) if args.json else result.report(args.ascii))
     return 0 if result.grad_ok else 1

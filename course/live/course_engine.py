@@ -28,4 +28,6 @@ def measured(plan: Plan, job: RankJob, results: list[dict]) -> Measured:
             k = chunk_of[stage]
             grads[k] = gs if k not in grads else [a + b for a, b in zip(grads[k], gs)]
     losses = {i: v for res in results for i, v in res["losses"].items()}
-    return Measured(plan, spans, grads, [losses[i] for i in sorted(losses)], iteration_times(results), {})
+    saved = {"saved_bytes": [res["saved_bytes"] for res in results],            # per rank [(seconds, bytes)]
+             "measured_peak_activation_bytes": [res["peak_saved_bytes"] for res in results]}
+    return Measured(plan, spans, grads, [losses[i] for i in sorted(losses)], iteration_times(results), saved)

@@ -14,6 +14,11 @@ z (one autograd pass, graph kept), W then needs one small product per Linear (dW
 autograd on the kept graph.  Without W ops, B is the full backward.  Parameter gradients accumulate in
 ``.grad`` across micro-batches, exactly as in plain training.  The last stage scales its loss by 1/M.
 
+Memory.  Each F runs under saved-tensor hooks (saved.py) that count the storages autograd keeps for the backward;
+the level after every step is reported (``saved_bytes``) with its peak.  A hand-off between two stages of one
+rank is copied, as a transfer from another rank would be, and every micro-batch of data is its own storage, so
+what a stage keeps is its own whatever the placement.
+
 Routes.  Micro-batch i passes ``plan.routes[i]``; the position of a stage on its route is the model chunk it
 computes.  Two stages computing the same chunk (DualPipe's two directions) are two copies of that chunk with the
 same initial weights; each accumulates the gradient of the micro-batches routed through it, and their sum is the
@@ -29,8 +34,9 @@ import torch
 import torch.distributed as dist
 
 from ..plan import Op, Plan, ops_of
-from .model import Chunk, loss_fn, make_batch
+from .model import loss_fn, make_batch, make_chunk
 from .options import LiveOptions
+from .saved import SavedBytes
 from .worker import RUNNING, SLEEPING, WAITING, set_status
 
 
@@ -86,14 +92,17 @@ class Executor:
                  for route in set(map(tuple, plan.routes))}
         self.before = [links[tuple(route)][0] for route in plan.routes]
         self.after = [links[tuple(route)][1] for route in plan.routes]
-        self.modules = {s: Chunk(self.chunk_of[s], self.cfg).to(self.dev) for s in plan.placement[rank]}
+        self.modules = {s: make_chunk(self.chunk_of[s], plan.chunks, self.cfg).to(self.dev)
+                        for s in plan.placement[rank]}
         x, y = make_batch(self.cfg, self.m)
-        self.inputs = x.to(self.dev).chunk(self.m)
-        self.targets = y.to(self.dev).chunk(self.m)
+        # one storage per micro-batch (not views of the batch): what autograd saves of them is that micro-batch's
+        self.inputs = [c.clone() for c in x.to(self.dev).chunk(self.m)]
+        self.targets = [c.clone() for c in y.to(self.dev).chunk(self.m)]
+        self.saved_bytes = SavedBytes([q for mod in self.modules.values() for q in mod.parameters()])
         # When emulating, every message carries one extra row whose first entry is the time it was sent, so the
         # receiver can hold its op until send time + latency, as the simulator does.
         self.stamped = job.durations is not None
-        self.shape = (self.cfg.microbatch_size + self.stamped, self.cfg.width)
+        self.shape = (self.cfg.rows + self.stamped, self.cfg.width)
         self.t_ref = 0.0
         self.local: dict[tuple, torch.Tensor] = {}      # hand-offs between stages of this rank
         self.posted: dict[tuple, tuple] = {}             # pre-posted receives: key -> (work, buffer)
@@ -140,8 +149,8 @@ class Executor:
         self.posted[key] = (dist.irecv(buf, self.source(key), tag=self.tag(key)), buf)
 
     def receive(self, key: tuple, op: Op) -> torch.Tensor:
-        if key in self.local:
-            return self.local.pop(key)
+        if key in self.local:   # copied, as a transfer from another rank would be: each stage owns its input
+            return self.local.pop(key).clone()
         src = self.source(key)
         what = f"{op}: blocked in recv of {self.describe(key)} from rank {src} (tag {self.tag(key)})"
         if self.blocking:
@@ -160,7 +169,7 @@ class Executor:
             if ready > 0:
                 set_status(SLEEPING, f"{op}: {self.describe(key)} is in flight (emulated latency)")
                 time.sleep(ready)
-            buf = buf[1:]
+            buf = buf[1:].clone()   # its own storage: the time stamp row is not part of the activation
         return buf.to(self.dev)
 
     def deliver(self, key: tuple, tensor: torch.Tensor, op: Op) -> None:
@@ -198,10 +207,12 @@ class Executor:
 
     def forward(self, op: Op, x: torch.Tensor) -> None:
         trace = [] if self.split else None
-        y = self.modules[op.stage](x, trace)
-        nxt = self.neighbour(op.mb, op.stage, +1)
+        with self.saved_bytes.hooks():                       # count what this forward saves for its backward
+            y = self.modules[op.stage](x, trace)
+            nxt = self.neighbour(op.mb, op.stage, +1)
+            if nxt is None:
+                loss = loss_fn(y, self.targets[op.mb]) / self.m   # batch loss = mean of the M micro-batch losses
         if nxt is None:
-            loss = loss_fn(y, self.targets[op.mb]) / self.m   # batch loss = mean of the M micro-batch losses
             self.losses[op.mb] = loss.item() * self.m
             self.saved[(op.mb, op.stage)] = (x, loss, trace)
         else:
@@ -224,8 +235,8 @@ class Executor:
             self.deliver(("B", op.mb, prev), grads[0], op)
 
     def weight(self, op: Op) -> None:
-        for z, lin, dz in self.for_w.pop((op.mb, op.stage)):
-            torch.autograd.backward(z, dz, inputs=[lin.weight, lin.bias])
+        for z, module, dz in self.for_w.pop((op.mb, op.stage)):
+            torch.autograd.backward(z, dz, inputs=list(module.parameters()))
 
     # ---- the rank's loop -------------------------------------------------------------------------
     def run(self) -> dict:
@@ -241,17 +252,22 @@ class Executor:
         set_status(RUNNING, "collecting gradients")
         grads = {s: [p.grad.detach().cpu() if p.grad is not None else torch.zeros_like(p, device="cpu")
                      for p in mod.parameters()] for s, mod in self.modules.items()}
-        return {"rank": self.rank, "spans": spans, "grads": grads, "losses": dict(self.losses), "times": times}
+        return {"rank": self.rank, "spans": spans, "grads": grads, "losses": dict(self.losses), "times": times,
+                "saved_bytes": self.saved_curve, "peak_saved_bytes": self.saved_peak}
 
     def warm_up(self) -> None:
         """One throw-away forward and backward per stage before the clock starts: the first autograd call of a
         fresh process pays one-off costs that would otherwise land in the first measured ops."""
-        for mod in self.modules.values():
-            x = torch.zeros(self.cfg.microbatch_size, self.cfg.width, dtype=self.cfg.torch_dtype,
-                            device=self.dev, requires_grad=True)
+        for stage, mod in self.modules.items():
+            if self.chunk_of[stage] == 0:                      # the first chunk takes the data (gpt: token ids)
+                x = self.inputs[0]
+            else:
+                x = torch.zeros(self.shape[0] - self.stamped, self.cfg.width, dtype=self.cfg.torch_dtype,
+                                device=self.dev, requires_grad=True)
             trace = []
             y = mod(x, trace)
-            torch.autograd.grad(y, [x, trace[0][0], *mod.parameters()], torch.ones_like(y))
+            wrt = ([x] if x.requires_grad else []) + [trace[0][0], *mod.parameters()]
+            torch.autograd.grad(y, wrt, torch.ones_like(y))
 
     def iteration(self) -> list[tuple]:
         """One pass over this rank's steps; returns [(start, end, step index)] from a common time origin."""
@@ -263,6 +279,9 @@ class Executor:
         dist.barrier()                    # common time origin: every rank leaves the barrier together
         self.t_ref = t_ref = time.perf_counter()
         spans = []
+        meter = self.saved_bytes
+        meter.peak = meter.level
+        self.saved_curve = [(0.0, meter.level)]       # (seconds, bytes saved for the backward) after each step
         for i, step in enumerate(steps):
             ops = ops_of(step)
             set_status(RUNNING, f"running {step}")
@@ -282,10 +301,12 @@ class Executor:
                 if left > 0:
                     set_status(SLEEPING, f"{step}: padding to its modelled duration")
                     time.sleep(left)
+            self.saved_curve.append((time.perf_counter() - t_ref, meter.level))
             self.flush()
             spans.append((start - t_ref, time.perf_counter() - t_ref, i))
         set_status(WAITING, "all steps done: waiting for outstanding sends to be received")
         for work, _ in self.sends:
             work.wait()
         self.sends.clear()
+        self.saved_peak = meter.peak
         return spans

@@ -23,24 +23,42 @@ PROCESSES_PER_CORE = 4                    # more live processes than this per co
 PROCESS_BYTES = 100 * 10 ** 6             # a worker's own memory beside the model (forked with torch imported)
 
 
+MODELS = ("mlp", "gpt")
+
+
 @dataclass(frozen=True)
 class ModelConfig:
-    """The reference model (course.live.model): blocks of Linear(width, width) + Tanh, ``blocks_per_stage`` per
-    chunk, fed micro-batches of ``microbatch_size`` rows."""
+    """The reference model (course.live.model).  ``kind="mlp"``: blocks of Linear(width, width) + Tanh,
+    ``blocks_per_stage`` per chunk, fed micro-batches of ``microbatch_size`` rows.  ``kind="gpt"``: a tiny GPT
+    (embedding, ``blocks_per_stage`` attention + MLP layers per chunk of hidden size ``width`` with ``heads``
+    heads, lm_head and cross-entropy) fed micro-batches of ``microbatch_size`` sequences of ``seq`` tokens
+    from a vocabulary of ``vocab``."""
 
     width: int = 16
     blocks_per_stage: int = 2
     microbatch_size: int = 4
     seed: int = 0
     dtype: str = "float64"
+    kind: str = "mlp"
+    seq: int = 8
+    heads: int = 2
+    vocab: int = 32
 
     def __post_init__(self):
-        for name in ("width", "blocks_per_stage", "microbatch_size"):
+        for name in ("width", "blocks_per_stage", "microbatch_size", "seq", "heads", "vocab"):
             _check_positive_int(name, getattr(self, name))
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        _check_choice("model", self.kind, MODELS)
+        if self.kind == "gpt" and self.width % self.heads:
+            raise ValueError(f"the gpt model needs width ({self.width}) divisible by heads ({self.heads})")
+
+    @property
+    def rows(self) -> int:
+        """Rows of the activation a stage sends on (one per token: sequences x seq for gpt)."""
+        return self.microbatch_size * (self.seq if self.kind == "gpt" else 1)
 
     @property
     def torch_dtype(self):
@@ -57,6 +75,11 @@ class ModelConfig:
         """Memory of one run, roughly: weights and gradients twice (the workers and the single-process
         reference) and every micro-batch's saved activations twice (pipeline and reference)."""
         size = DTYPES[self.dtype]
+        if self.kind == "gpt":   # 12 h^2 per layer plus the two vocabulary tables; 16 h + a s per token and layer
+            weights = (chunks * self.blocks_per_stage * 12 * self.width + 2 * self.vocab) * self.width * size
+            per_token = 16 * self.width + self.heads * self.seq + self.vocab
+            activations = m * self.rows * per_token * chunks * self.blocks_per_stage * size
+            return 4 * weights + 2 * activations
         weights = chunks * self.blocks_per_stage * (self.width + 1) * self.width * size
         activations = m * self.microbatch_size * self.width * chunks * self.blocks_per_stage * 3 * size
         return 4 * weights + 2 * activations
@@ -109,6 +132,8 @@ class LiveOptions:
         _check_positive_int("iterations", self.iterations)
         if self.backend == "nccl" and self.device != "cuda":
             raise ValueError("backend nccl needs device cuda (--device cuda): NCCL moves GPU tensors only")
+        if self.model.kind != "mlp" and self.engine != "course":
+            raise ValueError(f"the {self.model.kind} model runs on the course engine only (--engine course)")
         if self.blocking_send and self.engine != "course":
             raise ValueError("blocking send is a mode of the course engine; torch's schedules always batch "
                              "their sends")
@@ -187,8 +212,14 @@ def add_live_args(parser) -> None:
     g.add_argument("--backend", choices=BACKENDS, default="gloo", help="process-group backend")
     g.add_argument("--device", choices=DEVICES, default="cpu",
                    help="where stages compute (cuda: one GPU per rank, round-robin)")
-    g.add_argument("--width", type=positive_int, default=16, help="hidden width of the Linear+Tanh blocks")
-    g.add_argument("--blocks", type=positive_int, default=2, help="blocks per stage (chunk)")
+    g.add_argument("--model", choices=MODELS, default="mlp", help="mlp: Linear+Tanh blocks; gpt: a tiny GPT "
+                   "(embedding, attention + MLP layers, lm_head, cross-entropy) whose saved bytes course.memory "
+                   "predicts")
+    g.add_argument("--width", type=positive_int, default=16, help="hidden width (of the blocks, or gpt's hidden "
+                   "size)")
+    g.add_argument("--blocks", type=positive_int, default=2, help="blocks (gpt: layers) per stage (chunk)")
+    g.add_argument("--seq", type=positive_int, default=8, help="gpt: tokens per sequence (default 8)")
+    g.add_argument("--heads", type=positive_int, default=2, help="gpt: attention heads (default 2)")
     g.add_argument("--timeout", type=finite_float, default=60.0, help="seconds before the job is ended (default 60)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object")
@@ -196,7 +227,9 @@ def add_live_args(parser) -> None:
 
 
 def options_from_args(args, costs: Costs) -> LiveOptions:
-    return LiveOptions(costs=costs, model=ModelConfig(width=args.width, blocks_per_stage=args.blocks),
+    model = ModelConfig(width=args.width, blocks_per_stage=args.blocks, kind=args.model, seq=args.seq,
+                        heads=args.heads)
+    return LiveOptions(costs=costs, model=model,
                        engine=args.engine, emulate=args.emulate, unit_ms=args.unit_ms,
                        blocking_send=args.blocking_send, backend=args.backend, device=args.device,
                        timeout=args.timeout, force=args.force)

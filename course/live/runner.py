@@ -18,7 +18,8 @@ from ..timeline import Timeline
 from . import course_engine, torch_engine, torch_runtime
 from .executor import check_cuda
 from .launcher import launch
-from .model import max_grad_error, reference_grads
+from ..memory import two_part_memory
+from .model import activation_bytes, freed_by_b, max_grad_error, reference_grads
 from .options import ENGINES, LiveOptions
 
 ENGINE_MODULES: dict[str, ModuleType] = {"course": course_engine, "torch": torch_engine,
@@ -96,6 +97,8 @@ class LiveResult:
                 "unit_ms": self.unit_ms, "ratio": self.ratio, "measured_bubble_ratio": self.timeline.bubble_ratio,
                 "simulated_bubble_ratio": self.simulated.bubble_ratio,
                 "loss": finite(sum(self.losses) / len(self.losses)) if self.losses else None,
+                "measured_peak_activation_bytes": self.meta.get("measured_peak_activation_bytes"),
+                "simulated_peak_activation_bytes": self.meta.get("simulated_peak_activation_bytes"),
                 "ranks": [self.timeline.ops(r) for r in range(self.timeline.p)]}
 
     def report(self, ascii_timeline: bool = False) -> str:
@@ -113,6 +116,10 @@ class LiveResult:
             lines.append(f"makespan: measured {self.measured_makespan:.4f} s; simulated {s.makespan:g} cost units "
                          "(use --emulate to compare in seconds)")
         lines.append(f"bubble ratio: measured {t.bubble_ratio:.1%}, simulated {s.bubble_ratio:.1%}")
+        measured, predicted = (self.meta.get(k) for k in ("measured_peak_activation_bytes",
+                                                           "simulated_peak_activation_bytes"))
+        if measured:
+            lines.append(f"peak bytes saved for backward per rank: measured {measured}, simulated {predicted}")
         if ascii_timeline:
             from ..plots import ascii_timeline as draw
             lines += ["measured timeline:", draw(t), "simulated timeline:", draw(s)]
@@ -188,5 +195,18 @@ def finish(run: Prepared, results: list[dict]) -> LiveResult:
     err = max_grad_error(got.grads, reference_grads(opts.model, got.plan.chunks, got.plan.m))
     measured = Timeline.from_spans(got.plan, got.spans, opts.costs.stage_tables(got.plan)["act"],
                                    name=f"{got.plan.name} (measured)", unit="s", w_mem=opts.costs.w_mem)
+    predicted = simulated_activation_bytes(simulated, got.plan, opts)
     return LiveResult(got.plan, opts.engine, opts, measured, simulated, err, got.losses,
-                      {"iteration_times": got.iteration_times, **got.meta})
+                      {"iteration_times": got.iteration_times, "simulated_activation_bytes": predicted,
+                       "simulated_peak_activation_bytes": [round(max(v for _, v in c)) for c in predicted],
+                       **got.meta})
+
+
+def simulated_activation_bytes(simulated: Timeline, plan: Plan, options: LiveOptions) -> list[list[tuple]]:
+    """The simulator's account of what the runtime saves for the backward, per rank [(cost units, bytes)]: each
+    chunk's bytes per micro-batch (``model.activation_bytes``, counted as the runtime's saved-tensor hooks count
+    them) allocated at its F; a full backward frees them all, a split backward's B the part W does not need
+    (``model.freed_by_b``) and W the rest."""
+    total = activation_bytes(options.model, plan.chunks)
+    freed = freed_by_b(options.model, plan.chunks)
+    return two_part_memory(simulated, plan, [t - f for t, f in zip(total, freed)], freed)
