@@ -50,7 +50,8 @@ def seed_orders(p, m):
 
 
 def polling_baseline(orders, p, tf=1, tb=2):
-    """Per-stage polling with integer time, as the seed's small simulator does (rows of characters included)."""
+    """The seed's simulator: per-stage polling with integer time, rows of characters included (its code, with
+    the dependency written out over several lines)."""
     done, t_free, pos = {}, [0] * p, [0] * p
     rows = [[] for _ in range(p)]
     live, peak = [0] * p, [0] * p
@@ -67,7 +68,7 @@ def polling_baseline(orders, p, tf=1, tb=2):
                 continue
             start = max(t_free[s], done.get(dep, 0))
             end = start + (tf if kind == "F" else tb)
-            rows[s] += ["."] * (start - len(rows[s])) + ["x"] * (end - start)
+            rows[s] += ["."] * (start - len(rows[s])) + [str(i) if kind == "F" else chr(ord("a") + i)] * (end - start)
             done[(kind, s, i)] = t_free[s] = end
             live[s] += 1 if kind == "F" else -1
             peak[s] = max(peak[s], live[s])
