@@ -155,7 +155,7 @@ def phase_of_steps(name, p, m):
         for phase, count in enumerate(items_per_phase):
             for _ in range(count):
                 item = next(items)
-                steps = 2 if item[0] == "FB" or (item[0] == "B" and not item[2]) else 1   # a W right after
+                steps = 2 if item.kind == "FB" or (item.kind == "B" and not item.defer_w) else 1   # a W right after
                 labels += [phase] * steps
         assert next(items, None) is None
         out.append(labels)
