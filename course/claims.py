@@ -47,7 +47,7 @@ def reveal(guess: Any, answer: Any, explanation: str = "", *, rel_tol: float = 0
         verdict = f"你的预测 **{_fmt(guess)}** 对了（答案 {_fmt(answer)}）。"
     else:
         verdict = f"你的预测是 **{_fmt(guess)}**，答案是 **{_fmt(answer)}**。"
-    return verdict + (f" {explanation}" if explanation else "")
+    return verdict + explanation
 
 
 def _matches(guess: Any, answer: Any, rel_tol: float) -> bool:
