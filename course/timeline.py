@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import accumulate
-from operator import add, sub
+from operator import add, itemgetter, sub
 from typing import NamedTuple
 
 from .costs import Costs
@@ -54,23 +54,35 @@ class Timeline:
                 for r in range(self.p)]
 
     @cached_property
-    def _levels(self) -> list[tuple[list[float], list[float], list[float], list[float]]]:
-        """Per rank, per step: (level after its start, level after its end, what it allocates, what it frees).
+    def _changes(self) -> list[tuple[list[float], list[float]]]:
+        """Per rank, per step: (activations it allocates when it starts, activations it frees when it ends).
 
-        The memory rule: F allocates its stage's ``act`` when it starts; the backward frees it when it ends
-        (split backward: B frees ``1 - w_mem`` of it and W the remaining ``w_mem``).  A pair allocates first and
-        frees last."""
+        The memory rule: F allocates its stage's ``act``; the backward frees it (split backward: B frees
+        ``1 - w_mem`` of it and W the remaining ``w_mem``).  A pair allocates first and frees last."""
         act = self.act
         split = self.release == "W"
         frees = {"F": 0.0, "B": 1.0 - self.w_mem if split else 1.0, "W": self.w_mem if split else 0.0}
+        sizes = set(act.values())
+        size = sizes.pop() if len(sizes) == 1 else None     # every stage the same size: look up by kind only
         out = []
         for steps in self.steps:
-            if set(map(type, steps)) <= {Op}:
-                up = [act[s] if k == "F" else 0.0 for k, _, s in steps]
-                down = [act[s] * frees[k] for k, _, s in steps]
+            if size is not None and set(map(type, steps)) <= {Op}:
+                kinds = list(map(itemgetter(0), steps))
+                out.append((list(map({"F": size, "B": 0.0, "W": 0.0}.__getitem__, kinds)),
+                            list(map({k: size * f for k, f in frees.items()}.__getitem__, kinds))))
+            elif set(map(type, steps)) <= {Op}:
+                out.append(([act[s] if k == "F" else 0.0 for k, _, s in steps],
+                            [act[s] * frees[k] for k, _, s in steps]))
             else:
-                up = [sum(act[o.stage] for o in ops_of(st) if o.kind == "F") for st in steps]
-                down = [sum(act[o.stage] * frees[o.kind] for o in ops_of(st)) for st in steps]
+                out.append(([sum(act[o.stage] for o in ops_of(st) if o.kind == "F") for st in steps],
+                            [sum(act[o.stage] * frees[o.kind] for o in ops_of(st)) for st in steps]))
+        return out
+
+    @cached_property
+    def _levels(self) -> list[tuple[list[float], list[float], list[float], list[float]]]:
+        """Per rank, per step: (level after its start, level after its end, what it allocates, what it frees)."""
+        out = []
+        for up, down in self._changes:
             after_end = list(accumulate(map(sub, up, down)))
             out.append((list(map(add, after_end, down)), after_end, up, down))
         return out
@@ -121,7 +133,9 @@ class Timeline:
 
     @cached_property
     def peak_activations(self) -> list[float]:
-        return [float(max(max(after_start), 0.0)) if after_start else 0.0 for after_start, _, _, _ in self._levels]
+        # The level after a step starts is the level after the previous step ends plus what it allocates.
+        return [float(max(0.0, *map(add, accumulate(map(sub, up, down), initial=0.0), up)))
+                for up, down in self._changes]
 
     def ops(self, rank: int) -> list[str]:
         """The tokens rank ``rank`` ran, in order (compare with Plan.rank_tokens)."""
