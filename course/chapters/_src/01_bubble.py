@@ -108,7 +108,7 @@ md(reveal(guess_gap0, gap0, claim(abs(gap0 - (P - 1) * (F_ + B_)) < 1e-12,
 md(claim(gp.bubble_ratio < one.bubble_ratio and M >= P,
          f"makespan 是 **{gp.makespan:g}** 个单位，bubble 占比 **{gp.bubble_ratio:.1%}**，比 $m=1$ 时的 "
          f"{one.bubble_ratio:.0%} 小得多。空闲落在三块里：左上角是前向的灌满（fill）；中间一块是前向的排空（drain）"
-         "接上反向的灌满，rank 0 那一行最宽；右下角是反向的排空。前向、反向各自的稳定段里所有 rank 都在忙。", gpipe=gp.bubble_ratio, one=one.bubble_ratio))
+         "接上反向的灌满，rank 0 那一行最宽；右下角是反向的排空。前向、反向各自的稳定阶段里所有 rank 都在忙。", gpipe=gp.bubble_ratio, one=one.bubble_ratio))
 
 # %% [markdown]
 # ## 3. 推导 bubble 公式

@@ -20,7 +20,7 @@
 # 3. bubble 一样，都是 $\frac{p-1}{m+p-1}$。激活不一样：GPipe 每个 stage 存 $m$ 份；1F1B 的 stage $s$ 最多存 $\min(m, p-s)$ 份，$m \ge p$ 之后与 $m$ 无关。
 # 4. 可能。rank 0 等 rank 1 的梯度，rank 1 却在等 rank 0 一个排在后面的前向，两边互相等，这就是死锁。局部检查发现不了，要看跨 rank 的依赖有没有环。
 # 5. 操作耗时是任意实数（实测的毫秒数、不均匀的 stage），没有公共的"时间单位"；按事件推进时，每个操作只产生一次"完成"事件，模拟的代价只和操作数有关，和时间长短无关。
-# 6. 不一样。GPipe 只在灌满和排空时付延迟；1F1B 的稳定段里，做完一个前向就等这个 micro-batch 的梯度回来，往返延迟直接变成空闲，所以 1F1B 对延迟更敏感。
+# 6. 不一样。GPipe 只在灌满和排空时付延迟；1F1B 的稳定阶段里，做完一个前向就等这个 micro-batch 的梯度回来，往返延迟直接变成空闲，所以 1F1B 对延迟更敏感。
 #
 # </details>
 
@@ -53,7 +53,7 @@ md(f"$p={P}$、$m={M}$ 的 1F1B（这个调度也叫 PipeDream-Flush，是 Megat
 print(plan.format())
 
 # %% [markdown]
-# 每一行读起来就是第 1 章里的调度：rank 0 先做几个前向"预热"，然后一个前向一个反向交替，最后把剩下的反向做完。
+# 每一行读起来就是第 1 章里的调度：rank 0 先做几个前向"预热"，然后一个前向一个反向交替（稳定阶段），最后把剩下的反向做完（收尾）。
 #
 # plan 也可以手写，再用 `Plan.parse` 读回来。`validate()` 在模拟之前检查它是不是一个完整的流水线：每个需要的操作恰好出现一次、放在持有该 stage 的 rank 上、同一 rank 上不会先做反向再做前向。违反时报错信息指出第一处问题：
 
@@ -350,7 +350,7 @@ extra = {s: span[s][-1] - span[s][0] for s in span}
 assert abs(extra["gpipe"] - 2 * (P - 1) * c) < 1e-9
 md(reveal(guess_latency, [extra["gpipe"], extra["1f1b"]], claim(extra["1f1b"] > extra["gpipe"],
           f"延迟 c={c:g} 时，GPipe 多了 **{extra['gpipe']:g}** = $2(p-1)c$：只有灌满和排空各走一遍 $p-1$ 条链路，"
-          f"中间的传输都被后面排队的 micro-batch 盖住了。1F1B 多了 **{extra['1f1b']:g}**：稳定段里 rank 0 做完一个前向就等"
+          f"中间的传输都被后面排队的 micro-batch 盖住了。1F1B 多了 **{extra['1f1b']:g}**：稳定阶段里 rank 0 做完一个前向就等"
           "下一个梯度回来，往返路上的每一次延迟都变成了空闲。1F1B 省显存的代价之一就是对延迟更敏感；"
           "实际系统靠异步发送、把通信和计算重叠来遮住它。", gpipe=extra["gpipe"], one_f_one_b=extra["1f1b"])))
 
@@ -406,7 +406,7 @@ md(reveal(answer_fastest, fastest, "各调度的 makespan：" + "，".join(f"{k}
 # - **事件驱动模拟**：rank 空闲且依赖到齐就开始；每个操作一个完成事件，耗时可以是任意实数。队列空了还有没做完的，就是死锁，并且能说出谁在等谁。
 # - **GPipe 与 1F1B**：bubble 相同；1F1B 的 stage $s$ 最多存 $\min(m, p-s)$ 份激活，GPipe 存 $m$ 份，所以 1F1B 是默认调度。
 # - **不均匀的 stage**：最慢的 stage 决定节奏（下界 $m\cdot\max_s(F_s+B_s)$）；在 1F1B 里它越靠后，开头和结尾等得越久，放在最后最伤。
-# - **延迟**：点对点延迟在 GPipe 里只付在两头，在 1F1B 的稳定段里每一轮都要付。
+# - **延迟**：点对点延迟在 GPipe 里只付在两头，在 1F1B 的稳定阶段里每一轮都要付。
 #
 # ## 练习
 #

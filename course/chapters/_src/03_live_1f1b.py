@@ -14,7 +14,7 @@
 # <details>
 # <summary>参考答案</summary>
 #
-# 1. 不一定。gloo 的阻塞 `send` 要等对方调用对应的 `recv` 才返回。**朴素的**写法（操作开始时 recv，结束时 send）在 1F1B 的稳定段里会死锁：stage $s$ 在把下一个激活发给 $s+1$，而 $s+1$ 正在把一个梯度发回 $s$，两边都卡在 send 上，谁也走不到 recv。换个顺序就不会：
+# 1. 不一定。gloo 的阻塞 `send` 要等对方调用对应的 `recv` 才返回。**朴素的**写法（操作开始时 recv，结束时 send）在 1F1B 的稳定阶段里会死锁：stage $s$ 在把下一个激活发给 $s+1$，而 $s+1$ 正在把一个梯度发回 $s$，两边都卡在 send 上，谁也走不到 recv。换个顺序就不会：
 #    - 奇偶错序：每次和邻居交换时，偶数 rank 先发后收、奇数 rank 先收后发（Megatron 不用批量通信时就这样做）；
 #    - 批量收发：把同一次交换的 send 和 recv 放进一个 `batch_isend_irecv`（torch 的调度类和 NCCL 都这样做）；
 #    - 异步发送：`isend` 立刻返回，接收方什么时候来取都行（本课程的 runtime 这样做）。
@@ -359,6 +359,20 @@ md(claim(torch_run.grad_ok and all(same),
 # %% [markdown]
 # 两边跑的是同一个顺序，通信的写法却不一样。torch 的 `Schedule1F1B` 到了某个操作才挂对应的 recv，并把"发出上一个前向的输出"和"接收这个反向要的梯度"放进同一批 `batch_isend_irecv`，等整批完成再往下走；gloo 的发送要等对方挂好 recv 才算完成，所以一个 rank 有时还得等邻居走到对应的那一步。我们的执行器开跑前就挂好所有 recv，发送从不原地等待，更接近模拟器"通信不挡计算"的假设。这类差别在机器繁忙时最明显；不补时、模型大一些时，`benchmarks/bench_live.py` 在同一次运行里比较两者的单步时间。
 #
+# `Schedule1F1B` 还有一条本课程的 1F1B 没有的限制：$m$ 不能小于 $p$。
+
+# %%
+from course.torch_bridge import torch_schedule  # noqa: E402  (imports torch)
+
+try:
+    torch_schedule("Schedule1F1B", P, P // 2)
+    refused = None
+except ValueError as err:
+    refused = str(err).strip().splitlines()[0]
+md(claim(refused is not None, f"torch 的 `Schedule1F1B` 拒绝 $p={P}$、$m={P // 2}$：“{refused}”。本库的 `1f1b` 照样能排，"
+         f"只是 stage $s$ 的峰值变成 $\\min(m, p-s)$（第 2 章）。", refused=refused))
+
+# %% [markdown]
 # 除了 `Schedule1F1B`，`engine="torch"` 还能对上 `ScheduleGPipe`、`ScheduleInterleaved1F1B`、`ScheduleInterleavedZeroBubble`（即 ZB-H1）、`ScheduleZBVZeroBubble` 和 `ScheduleDualPipeV`。命令行里也能做同样的比较：
 #
 # ```
@@ -372,8 +386,8 @@ md(claim(torch_run.grad_ok and all(same),
 #
 # 讲"真跑流水线"抓住五件事：
 #
-# - **通信的顺序**：阻塞 send 要等对方 recv。朴素的阻塞写法（操作结束时 send、开始时 recv）在 1F1B 的稳定段里会让相邻 stage 同时互相发送而死锁；奇偶错序、`batch_isend_irecv` 或异步的 `isend` 都能避开。GPipe 上能跑不说明写法对。
-# - **一个 rank 的循环**：预热 $p-s-1$ 个前向，稳定段里"前向、和下游交换、反向、和上游交换"，最后做完剩下的反向；`course.minipipe.worker` 不到五十行。
+# - **通信的顺序**：阻塞 send 要等对方 recv。朴素的阻塞写法（操作结束时 send、开始时 recv）在 1F1B 的稳定阶段里会让相邻 stage 同时互相发送而死锁；奇偶错序、`batch_isend_irecv` 或异步的 `isend` 都能避开。GPipe 上能跑不说明写法对。
+# - **一个 rank 的循环**：预热 $p-s-1$ 个前向，稳定阶段里"前向、和下游交换、反向、和上游交换"，最后做完剩下的反向；`course.minipipe.worker` 不到五十行。
 # - **loss 的缩放**：梯度在 micro-batch 之间累加，缩放之后才等于整个 batch 平均 loss 的梯度。token 数相同时乘 $1/m$；不同时用整个 batch 的 token 数去除每个 micro-batch 的 token loss 之和。
 # - **梯度对齐**：用单进程参考逐个参数比较梯度，float64 下只应剩下舍入误差。这是最强的单项证据；loss 曲线一致、换调度结果不变也是证据。
 # - **实测对照模型**：给每个操作补时到模型时长，并且补时结束才发出输出；这样在笔记本上也能看到一台集群上的时间线，多出来的那一点就是通信和调度的真实开销。

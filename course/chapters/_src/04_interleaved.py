@@ -314,6 +314,12 @@ md(claim(same_order, f"$p={p}, m={m}, v={v}$：torch 的顺序与本库的 `inte
          f"模拟的 makespan 分别是 {simulate(theirs, costs).makespan:g} 和 {inter.makespan:g}。"))
 
 # %% [markdown]
+# 交错调度还有一个选择：几个 micro-batch 同时能进入不同的 chunk 时先做哪个。Megatron 和 torch 的 `ScheduleInterleaved1F1B`
+# 都是**深度优先**（depth-first）：先把早的 micro-batch 推到更深的 chunk，所以按 $p$（或 torch 的组大小）个一组轮转。
+# 另一种是**广度优先**（breadth-first，Lamy-Poirier 的 Breadth-First Pipeline Parallelism；torch 的 `ScheduleLoopedBFS`）：
+# 所有 micro-batch 先过完第一个 chunk，再过第二个，激活存得更多，但每个 chunk 的通信可以和数据并行的梯度同步更好地重叠。
+# Llama 3 的训练让这两者之间可调。
+#
 # ## 9. 真跑一遍：多进程上的交错调度
 #
 # 同一个 `Plan` 交给 `course.live`：每个 rank 一个 gloo 进程，每个进程持有 $v$ 个不相邻的 chunk（一叠 Linear+Tanh），
