@@ -79,11 +79,15 @@ megatron_warmup = [min(2 * (p - r - 1) + (v - 1) * p, m * v) for r in range(p)]
 assert before_first_b == [w + 1 for w in megatron_warmup]
 print("forwards before the first backward:", before_first_b)
 print("Megatron's warm-up 2(p-r-1) + (v-1)p:", megatron_warmup)
-md(f"rank 0 先把 micro-batch 0..{p - 1} 送过自己的第一个 chunk（stage {plan.placement[0][0]}），"
-   f"再把同一组送过第二个 chunk（stage {plan.placement[0][1]}），然后才轮到下一组：micro-batch 按 $p$ 个一组在 chunk 之间轮转。"
-   f"预热的前向个数是 Megatron 的 $2(p-r-1)+(v-1)p$，rank 0 是 {megatron_warmup[0]} 个；"
-   f"再加上稳定阶段开头的那一个前向，就是上面数出来的 {before_first_b[0]}（1F1B 的 rank 0 是 $p$ = {p} 个）。"
-   f"前向多了，但每个只有 $1/v$ 的工作量。")
+plain = build("1f1b", p, m).ranks[0]
+plain_before_b = next(i for i, step in enumerate(plain) if ops_of(step)[0].kind != "F")
+first_groups = [ops_of(step)[0].mb for step in plan.ranks[0][:2 * p]]   # micro-batches of rank 0's first 2p forwards
+md(claim(plain_before_b == p and first_groups == list(range(p)) * 2,
+         f"rank 0 先把 micro-batch 0..{p - 1} 送过自己的第一个 chunk（stage {plan.placement[0][0]}），"
+         f"再把同一组送过第二个 chunk（stage {plan.placement[0][1]}），然后才轮到下一组：micro-batch 按 $p$ 个一组在 chunk 之间轮转。"
+         f"预热的前向个数是 Megatron 的 $2(p-r-1)+(v-1)p$，rank 0 是 {megatron_warmup[0]} 个；"
+         f"再加上稳定阶段开头的那一个前向，就是上面数出来的 {before_first_b[0]}（1F1B 的 rank 0 是 $p$ = {plain_before_b} 个）。"
+         "前向多了，但每个只有 $1/v$ 的工作量。", plain_before_b=plain_before_b))
 
 # %% [markdown]
 # ## 2. 时间线：同样的 $m$，更短的灌满和排空
@@ -331,9 +335,9 @@ from course.live import run_plan  # noqa: E402  (starts processes only when call
 
 live_plan = build("interleaved", 2, 4, v=2)
 live = run_plan(live_plan, Costs(), emulate=True)
-md(f"$p={live_plan.p}$、$v={len(live_plan.placement[0])}$、$m={live_plan.m}$：每个参数的梯度与单进程参照"
-   f"{'一致' if live.grad_ok else '**不一致**'}（最大绝对误差 {live.max_abs_err:.1e}）。"
-   f"一个代价单位模拟 {live.unit_ms:g} ms 的设备时间：测得的 makespan {live.measured_makespan:.3g} s，"
+md(claim(live.grad_ok, f"$p={live_plan.p}$、$v={len(live_plan.placement[0])}$、$m={live_plan.m}$：每个参数的梯度与单进程参照"
+         f"一致（最大绝对误差 {live.max_abs_err:.1e}）。", max_abs_err=live.max_abs_err)
+   + f"一个代价单位模拟 {live.unit_ms:g} ms 的设备时间：测得的 makespan {live.measured_makespan:.3g} s，"
    f"模拟预测 {live.simulated_makespan:.3g} s，比值 {live.ratio:.2f}"
    + claim(0.8 <= live.ratio <= 1.3, "，时间线的形状和模拟一致。",
            otherwise="：差得较多，说明这台机器上进程在抢 CPU，算子本身就超过了模拟的设备时间（emulate 只能补齐，不能压缩）。"))
