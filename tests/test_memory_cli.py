@@ -27,6 +27,15 @@ def test_issue_example_json(capsys):
     assert out["ranks"][0]["activations"] == 96 * per_layer + 8 * 2048 * 12288 // 8
 
 
+def test_trace_carries_each_ranks_bytes(tmp_path, capsys):
+    path = tmp_path / "mem.json"
+    assert main(ISSUE[:-2] + ["-m", "16", "--json", "--trace", str(path)]) == 0
+    ranks = json.loads(capsys.readouterr().out)["ranks"]
+    counters = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "C"]
+    for r in ranks:
+        assert max(e["args"]["bytes"] for e in counters if e["pid"] == r["rank"]) == r["total"]
+
+
 def test_table_in_gb_marks_what_does_not_fit(capsys):
     assert main(["memory", "--model", "llama3-70b", "--seq", "8192", "--tp", "8", "--sp", "--pp", "4", "-m", "8",
                  "--gpu-mem", "80GB"]) == 0

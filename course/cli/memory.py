@@ -6,7 +6,7 @@ import argparse
 import re
 from dataclasses import replace
 
-from .args import dumps, finite_float, positive_int
+from .args import dumps, finite_float, output_file, positive_int, write_file
 
 SHAPE_FLAGS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
@@ -66,6 +66,8 @@ def add_parser(sub):
                      help="sustained TFLOP/s per GPU for the step-time estimate (default 400)")
     fit.add_argument("--top", type=positive_int, default=10, help="layouts --fit lists (default 10)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--trace", metavar="FILE", type=output_file, help="also write the schedule as Chrome "
+                   "trace-event JSON with each rank's bytes over time as a counter (Perfetto, chrome://tracing)")
     p.set_defaults(run=run)
 
 
@@ -113,6 +115,9 @@ def run(args) -> int:
     plan = build(args.schedule, args.pp, args.m or args.pp, v=args.v)
     pm = pipeline_memory(plan, model, cfg, Costs(w_mem=args.w_mem), dp=args.dp, zero=args.zero)
     fits = [r.total <= args.gpu_mem for r in pm.ranks] if args.gpu_mem else None
+    if args.trace:
+        from ..trace import chrome_trace
+        write_file(args.trace, dumps(chrome_trace(pm.timeline, pm.curves())).encode())
     if args.json:
         out = pm.to_json()
         out["params"] = model.params()
