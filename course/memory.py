@@ -1,10 +1,10 @@
 """Memory in bytes: what one pipeline rank holds for a transformer, and how it moves over a schedule.
 
-Three parts, all standard library (the simulator, used for the curves, needs numpy):
+Standard library only (the curves over time come from the simulator):
 
 1. **Activations of one layer for one micro-batch** (``layer_activation_bytes``), term by term
    (``layer_terms``), after Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
-   Models" (arXiv:2205.05198), section 4.  Notation: s sequence length, b micro-batch size, h hidden size,
+   Models" (arXiv:2205.05198), sections 4 and 5.  Notation: s sequence length, b micro-batch size, h hidden size,
    a attention heads, t tensor-parallel size, f FFN size, v vocabulary.  The paper's assumptions: activations
    in 16-bit (2 bytes per element), dropout masks 1 byte per element, f = 4h, no flash attention (the
    attention scores are materialised).  Its results, bytes per layer per micro-batch:
@@ -38,6 +38,8 @@ Three parts, all standard library (the simulator, used for the curves, needs num
      keeping only a per-row fp32 log-sum-exp of 4asb, which is left out here), full recompute keeps 2sbh.
 
    ``dtype_bytes`` (2 for bf16/fp16, 4 for fp32) replaces the 2 of every activation; masks stay 1 byte.
+   ``eager_layer_terms``: the gpt block without dropout as eager PyTorch saves it, the live runtime's tiny GPT
+   (course.live.model), whose saved bytes the runtime measures.
 
 2. **First and last stage extras** (per micro-batch, held like a layer's activations from F to B):
    the embedding's dropout mask sbh on the first stage (paper, "input and output layer"; /t with SP; none
@@ -62,6 +64,8 @@ static bytes.  A split backward's B frees ``1 - w_mem`` of a micro-batch's activ
 (``Costs.w_mem``, default 1.0: everything is held until W, which keeps the course's counts in micro-batches
 unchanged).  ``w_mem_share`` computes the value the Zero Bubble paper's M_W / M_B suggests for a block: what W
 still needs, the inputs of the linear layers and the gradients of their outputs, over the layer's activations.
+When the chunks' shares differ, ``two_part_memory`` sums two memory curves of one timeline (a part freed by B,
+a part held until W).
 
 Which layouts fit: ``fit_layouts`` tries every (tp, pp, dp, schedule, v, m, recompute) for a number of GPUs and
 a global batch, simulates each with compute times from FLOPs, and keeps those whose busiest rank fits.
