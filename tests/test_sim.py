@@ -326,3 +326,12 @@ def test_costs_refuse_nan_and_infinities(field, bad):
         Costs(**{field: bad})
     with pytest.raises(ValueError, match="mb_scale"):
         Costs(mb_scale=[1, bad])
+
+
+def test_the_plain_simulator_runs_on_the_standard_library_alone():
+    import subprocess
+    import sys
+    code = ("import sys; from course.sim import simulate; from course.schedules import build; "
+            "tl = simulate(build('dualpipe', 4, 8)); tl.summary(); tl.memory; "
+            "sys.exit(any(m in sys.modules for m in ('numpy', 'torch', 'matplotlib')))")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
