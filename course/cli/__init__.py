@@ -8,7 +8,7 @@ import importlib
 import sys
 
 # Subcommand modules, in the order `--help` lists them.
-COMMANDS = ("schedules", "plan", "sim", "live", "partition", "order")
+COMMANDS = ("schedules", "plan", "sim", "live", "partition", "order", "search")
 
 
 class UsageError(Exception):
