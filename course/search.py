@@ -127,19 +127,20 @@ class SearchResult:
 # ---- evaluation ---------------------------------------------------------------------------------------------
 
 def make_plan(orders: Sequence[Sequence[Op]], m: int, name: str = "search") -> Plan:
-    """The one place a search result becomes a Plan (one stage per rank)."""
-    return Plan([list(o) for o in orders], m, name=name)
+    """The one place a search result becomes a Plan (one stage per rank).  Orders may hold plain
+    (kind, mb, stage) tuples: the search makes millions of them, and Op is a tuple with names."""
+    return Plan([[x if type(x) is Op else Op(*x) for x in o] for o in orders], m, name=name)
 
 
 def peak_levels(order: Sequence[Op], w_mem: float) -> float:
     """The highest memory level a rank reaches running ``order`` (the order decides it, see the module doc)."""
     level = peak = 0.0
     for op in order:
-        if op.kind == "F":
+        if op[0] == "F":
             level += 1.0
             peak = max(peak, level)
         else:
-            level -= (1.0 - w_mem) if op.kind == "B" else w_mem
+            level -= (1.0 - w_mem) if op[0] == "B" else w_mem
     return peak
 
 
@@ -147,6 +148,53 @@ def evaluate(problem: Problem, orders: Sequence[Sequence[Op]], name: str = "sear
     """Simulate per-rank orders with the course simulator: (plan, timeline)."""
     plan = make_plan(orders, problem.m, name)
     return plan, CompiledPlan(plan).simulate(problem.costs)
+
+
+def asap_makespan(problem: Problem, orders: Sequence[Sequence[Op]]) -> float:
+    """The makespan of per-rank orders when every op starts as soon as its rank is free and its input is there:
+    the simulator's rule, written for one stage per rank (tests check both agree).  Cheap enough to screen
+    candidates; inf when the orders deadlock."""
+    p, m, c = problem.p, problem.m, problem.comm
+    dur = {"F": problem.f, "B": problem.b, "W": problem.w}
+    inf = math.inf
+    fend = [[inf] * m for _ in range(p)]
+    bend = [[inf] * m for _ in range(p)]
+    pos, free = [0] * p, [0.0] * p
+    waiting: dict[tuple[str, int, int], int] = {}
+    todo = list(range(p))
+    while todo:
+        r = todo.pop()
+        order, k, t_free = orders[r], pos[r], free[r]
+        while k < len(order):
+            kind, i, _ = order[k]
+            if kind == "F" and r > 0:
+                ready = fend[r - 1][i]
+                key = ("F", i, r - 1)
+            elif kind == "B" and r + 1 < p:
+                ready = bend[r + 1][i]
+                key = ("B", i, r + 1)
+            else:
+                ready, key = -inf, None
+            if ready == inf:
+                waiting[key] = r
+                break
+            start = max(t_free, ready + c)
+            t_free = start + dur[kind][r]
+            if kind == "F":
+                fend[r][i] = t_free
+                nxt = waiting.pop(("F", i, r), None)
+            elif kind == "B":
+                bend[r][i] = t_free
+                nxt = waiting.pop(("B", i, r), None)
+            else:
+                nxt = None
+            if nxt is not None:
+                todo.append(nxt)
+            k += 1
+        pos[r], free[r] = k, t_free
+    if any(k < len(o) for k, o in zip(pos, orders)):
+        return inf
+    return max(free) if p else 0.0
 
 
 def within_cap(problem: Problem, orders: Sequence[Sequence[Op]]) -> bool:
@@ -258,7 +306,7 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
             fend[r][j] = end
             nf[r] = j + 1
             level[r] += 1.0
-            orders[r].append(Op("F", j, r))
+            orders[r].append(("F", j, r))
             if r + 1 < p and asleep[r + 1]:
                 asleep[r + 1] = False
                 push(events, (max(end + c, free[r + 1]), r + 1))
@@ -267,14 +315,14 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
             bend[r][i] = end
             nb[r] = i + 1
             level[r] -= b_free
-            orders[r].append(Op("B", i, r))
+            orders[r].append(("B", i, r))
             if r and asleep[r - 1]:
                 asleep[r - 1] = False
                 push(events, (max(end + c, free[r - 1]), r - 1))
         else:
             end = start + w[r]
             level[r] -= w_free
-            orders[r].append(Op("W", nw[r], r))
+            orders[r].append(("W", nw[r], r))
             nw[r] += 1
         free[r] = end
         push(events, (end, r))
@@ -291,20 +339,20 @@ def critical_moves(orders: list[list[Op]], timeline) -> list[tuple[int, int]]:
     r = max(range(len(ends)), key=lambda q: ends[q][-1] if ends[q] else -1.0)
     k = len(ends[r]) - 1
     moves = []
-    pos = {(op.kind, op.mb, rank): idx for rank, o in enumerate(orders) for idx, op in enumerate(o)}
+    pos = {(op[0], op[1], rank): idx for rank, o in enumerate(orders) for idx, op in enumerate(o)}
     while k >= 0:
-        op, s = orders[r][k], starts[r][k]
+        (kind, mb, _), s = orders[r][k], starts[r][k]
         if s <= EPS:
             break
         if k > 0 and abs(ends[r][k - 1] - s) <= EPS:       # waits for the rank
-            if orders[r][k - 1].kind in ("W", "F") and _swap_ok(orders[r], k):
+            if orders[r][k - 1][0] in ("W", "F") and _swap_ok(orders[r], k):
                 moves.append((r, k))
             k -= 1
             continue
-        if op.kind == "F" and r > 0:                       # waits for its input from rank r - 1
-            r, k = r - 1, pos[("F", op.mb, r - 1)]
-        elif op.kind == "B" and r + 1 < len(orders):
-            r, k = r + 1, pos[("B", op.mb, r + 1)]
+        if kind == "F" and r > 0:                          # waits for its input from rank r - 1
+            r, k = r - 1, pos[("F", mb, r - 1)]
+        elif kind == "B" and r + 1 < len(orders):
+            r, k = r + 1, pos[("B", mb, r + 1)]
         else:
             k -= 1
     return moves
@@ -312,45 +360,58 @@ def critical_moves(orders: list[list[Op]], timeline) -> list[tuple[int, int]]:
 
 def _swap_ok(order: list[Op], k: int) -> bool:
     a, b = order[k - 1], order[k]
-    if a.mb == b.mb:
+    if a[1] == b[1]:
         return False                                       # F before its B, B before its W
-    if a.kind == b.kind:
+    if a[0] == b[0]:
         return False                                       # keep each kind in micro-batch order
     return True
 
 
-def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, finalists: int = 2,
-              max_evaluations: int | None = None) -> SearchResult:
-    """List scheduling in several variants, the best improved by critical-path swaps.
+HANDMADE_MAX_OPS = 12_000    # ZB-H2's builder steps through unit time: too slow to add as a candidate beyond
 
-    List scheduling computes each variant's as-soon-as-possible times itself (the simulator's semantics), which
-    ranks the variants; the ``finalists`` best are simulated by the course simulator and the best simulated one
-    kept.  Then swaps on its critical path are tried, each simulated, each kept when it shortens the makespan
-    under the cap, up to ``max_evaluations`` simulations (default: fewer for larger plans, so that the search
-    stays about as fast as the Zero Bubble heuristic)."""
+
+def handmade(problem: Problem) -> list[tuple[str, list[list[Op]]]]:
+    """The hand-made split-backward schedules (ZB-H1, ZB-H2) as candidates, where they fit the cap (and the plan
+    has at most HANDMADE_MAX_OPS ops)."""
+    from .schedules import build
+
+    out = []
+    if 3 * problem.p * problem.m > HANDMADE_MAX_OPS:
+        return out
+    for name in ("zb-h1", "zb-h2"):
+        orders = [list(steps) for steps in build(name, problem.p, problem.m).ranks]
+        if within_cap(problem, orders):
+            out.append((name, orders))
+    return out
+
+
+def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, max_trials: int | None = None) -> SearchResult:
+    """List scheduling in several variants (and the hand-made ZB-H1, ZB-H2 where they fit the cap), the best
+    improved by critical-path swaps.
+
+    Candidates are ranked by their as-soon-as-possible makespan (``asap_makespan``: the simulator's rule, cheap);
+    the best is simulated by the course simulator.  Then swaps on its critical path are tried, up to
+    ``max_trials`` (default: fewer for larger plans, so the search stays about as fast as the Zero Bubble
+    heuristic); a swap that screens shorter is simulated, and kept when the simulator confirms it and the
+    rank stays under the cap."""
     t0 = time.perf_counter()
     ranked = []
     for n, variant in enumerate(variants):
         orders, span = list_schedule(problem, variant)
         if within_cap(problem, orders):
-            ranked.append((span, n, variant, orders))
+            ranked.append((span, n, str(variant), orders))
+    for name, orders in handmade(problem):
+        ranked.append((asap_makespan(problem, orders), len(ranked), name, orders))
     if not ranked:
         raise RuntimeError("no heuristic variant stayed under the cap")   # cannot happen for caps >= 1
-    ranked.sort(key=lambda x: (x[0], x[1]))
-    best = None
+    span, _, source, orders = min(ranked, key=lambda x: (x[0], x[1]))
+    plan, tl = evaluate(problem, orders)
     bound = lower_bound(problem)
-    for span, _, variant, orders in ranked[:max(1, finalists)]:
-        plan, tl = evaluate(problem, orders)
-        if best is None or tl.makespan < best[2].makespan - EPS:
-            best = (orders, plan, tl, variant)
-        if tl.makespan <= bound + EPS:
-            break                                          # proven optimal: nothing to gain
-    orders, plan, tl, variant = best
     n_ops = 3 * problem.p * problem.m
-    if max_evaluations is None:
-        max_evaluations = max(1, min(64, 60_000 // n_ops))
-    kept = evaluated = 0
-    while evaluated < max_evaluations and tl.makespan > bound + EPS:
+    if max_trials is None:
+        max_trials = max(2, min(200, 200_000 // n_ops))
+    kept = trials = 0
+    while trials < max_trials and tl.makespan > bound + EPS:
         improved = False
         for r, k in critical_moves(orders, tl):
             trial = orders[:]
@@ -358,22 +419,22 @@ def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, finalist
             trial[r][k - 1], trial[r][k] = trial[r][k], trial[r][k - 1]
             if peak_levels(trial[r], problem.w_mem) > problem.cap[r] + EPS:
                 continue
-            evaluated += 1
-            trial_plan, trial_tl = evaluate(problem, trial)
-            if trial_tl.makespan < tl.makespan - EPS:
-                orders, plan, tl = trial, trial_plan, trial_tl
-                kept += 1
-                improved = True
-                break
-            if evaluated >= max_evaluations:
+            trials += 1
+            if asap_makespan(problem, trial) < tl.makespan - EPS:
+                trial_plan, trial_tl = evaluate(problem, trial)
+                if trial_tl.makespan < tl.makespan - EPS:
+                    orders, plan, tl = trial, trial_plan, trial_tl
+                    kept += 1
+                    improved = True
+                    break
+            if trials >= max_trials:
                 break
         if not improved:
             break
     plan.name = "search"
     return SearchResult(plan, tl.makespan, bound, tl.makespan <= bound + EPS, time.perf_counter() - t0,
                         list(tl.peak_activations), "heuristic", problem,
-                        {"variant": str(variant), "variants": len(variants), "moves_kept": kept,
-                         "moves_evaluated": evaluated})
+                        {"start": source, "candidates": len(ranked), "moves_kept": kept, "moves_tried": trials})
 
 
 # ---- the exact method -------------------------------------------------------------------------------------------
@@ -518,4 +579,4 @@ def _is_number(x) -> bool:
 
 
 __all__ = ["Problem", "SearchResult", "Variant", "VARIANTS", "search", "heuristic", "exact", "lower_bound",
-           "list_schedule", "peak_levels", "make_plan", "evaluate"]
+           "list_schedule", "asap_makespan", "peak_levels", "make_plan", "evaluate"]
