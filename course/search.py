@@ -535,16 +535,17 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
             ops.sort(key=lambda op: (solver.Value(start[op.kind, op.mb, s]), "FBW".index(op.kind), op.mb))
             orders.append(ops)
         plan, tl = evaluate(problem, orders)
-        if tl.makespan < warm.makespan - EPS or not within_cap(problem, warm.plan.ranks):
+        if tl.makespan < warm.makespan - EPS:
             result_plan, result_tl = plan, tl
     if result_tl is None:
         result_tl = _timeline_of(warm)
-    solver_bound = solver.BestObjectiveBound() / q if status != cp_model.UNKNOWN else 0.0
     lb = bound
-    if exact_costs and exact_mem:
-        lb = max(lb, solver_bound if status != cp_model.OPTIMAL else solver.ObjectiveValue() / q)
+    if exact_costs and exact_mem and status in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.UNKNOWN):
+        solver_bound = solver.ObjectiveValue() if status == cp_model.OPTIMAL else solver.BestObjectiveBound()
+        if math.isfinite(solver_bound):   # a proven bound even when no solution was found in time
+            lb = max(lb, solver_bound / q)
     ms = result_tl.makespan
-    lb = min(lb, ms)
+    lb = min(lb, ms)                      # ms is a real plan: a bound above it would only be rounding
     optimal = ms <= lb + EPS
     result_plan.name = "search"
     return SearchResult(result_plan, ms, lb, optimal, time.perf_counter() - t0, list(result_tl.peak_activations),
