@@ -564,15 +564,7 @@ def search(p: int, m: int, costs: Costs | None = None, max_activations: float | 
     """The best plan found for ``p`` ranks and ``m`` micro-batches under ``costs`` with at most
     ``max_activations`` micro-batch activations alive per rank; the exact method when ``exact_method``."""
     problem = Problem.make(p, m, costs, max_activations)
-    if exact_method:
-        if time_limit is None and p * m > EXACT_MAX_OPS_WITHOUT_LIMIT:
-            raise ValueError(f"p x m = {p * m} is too large for the exact method without a time limit "
-                             f"(at most {EXACT_MAX_OPS_WITHOUT_LIMIT}): give --time-limit SECONDS")
-        t0 = time.perf_counter()
-        res = exact(problem, time_limit, workers, seed=seed)
-        res.seconds = time.perf_counter() - t0
-        return res
-    return heuristic(problem)
+    return exact(problem, time_limit, workers, seed=seed) if exact_method else heuristic(problem)
 
 
 def _is_number(x) -> bool:
