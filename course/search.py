@@ -154,6 +154,11 @@ def asap_makespan(problem: Problem, orders: Sequence[Sequence[Op]]) -> float:
     """The makespan of per-rank orders when every op starts as soon as its rank is free and its input is there:
     the simulator's rule, written for one stage per rank (tests check both agree).  Cheap enough to screen
     candidates; inf when the orders deadlock."""
+    return max(asap_ends(problem, orders), default=0.0)
+
+
+def asap_ends(problem: Problem, orders: Sequence[Sequence[Op]]) -> list[float]:
+    """When each rank finishes under the as-soon-as-possible rule (all inf when the orders deadlock)."""
     p, m, c = problem.p, problem.m, problem.comm
     dur = {"F": problem.f, "B": problem.b, "W": problem.w}
     inf = math.inf
@@ -193,8 +198,8 @@ def asap_makespan(problem: Problem, orders: Sequence[Sequence[Op]]) -> float:
             k += 1
         pos[r], free[r] = k, t_free
     if any(k < len(o) for k, o in zip(pos, orders)):
-        return inf
-    return max(free) if p else 0.0
+        return [inf] * p
+    return free
 
 
 def within_cap(problem: Problem, orders: Sequence[Sequence[Op]]) -> bool:
@@ -233,8 +238,8 @@ def lower_bound(problem: Problem) -> float:
 class Variant:
     """How one list-scheduling pass decides what a free rank runs next.
 
-    lookahead   a forward may start only if it ends before the rank's next B can start (+ lookahead x F);
-                None: forwards never wait for a B
+    lookahead   a forward may start only if it ends before the rank's next B can start (+ lookahead x F; when
+                that B's input is not scheduled yet, its earliest possible arrival); None: forwards never wait
     fill        W's fill an idle gap only when they fit in it (True) or whenever nothing else is ready (False)
     warmup      forwards before the first B: None = as many as memory allows, k = at most k (p - r) - (k - 1)
                 (1: 1F1B's p - r, 2: ZB-H2's 2(p - r) - 1), always within the cap
@@ -272,6 +277,7 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
     k_warm = variant.warmup
     warm = [m if k_warm is None else max(1, k_warm * (p - r) - (k_warm - 1)) for r in range(p)]
     look, fill = variant.lookahead, variant.fill
+    trip = [sum(f[r + 1:]) + sum(b[r + 1:]) + 2 * (p - 1 - r) * c for r in range(p)]
     events = [(0.0, r) for r in range(p)]
     asleep = [False] * p                   # waiting for an input that is not scheduled yet
     push, pop = heapq.heappush, heapq.heappop
@@ -285,8 +291,11 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
         t_f = (fend[r - 1][j] + c if r else 0.0) if j < m else inf
         mem_ok = level[r] + 1.0 <= cap[r] + EPS
         f_allowed = j < m and mem_ok and (i > 0 or j < warm[r])
-        if f_allowed and look is not None and t_b < inf and max(t, t_f) + f[r] > t_b + look * f[r] + EPS:
-            f_allowed = False              # the forward would delay a B that is about to arrive
+        if f_allowed and look is not None and i < j:
+            # when B_i's input is not scheduled yet, its earliest arrival: F_i's end plus the round trip below
+            due = t_b if t_b < inf else fend[r][i] + trip[r]
+            if max(t, t_f) + f[r] > due + look * f[r] + EPS:
+                f_allowed = False          # the forward would delay a B that is about to arrive
         if t_b <= t + EPS:
             kind = 1
         elif f_allowed and t_f <= t + EPS:
@@ -332,9 +341,10 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
     return orders, max(free)
 
 
-def critical_moves(orders: list[list[Op]], timeline) -> list[tuple[int, int]]:
-    """Swaps (rank, k) of op k-1 and op k on a rank, for ops on the critical path that wait for the op in front
-    of them on their own rank while that op is a W or an F they do not need: the ones that may shorten it."""
+def critical_moves(orders: list[list[Op]], timeline) -> list[tuple[int, int, int]]:
+    """Moves (rank, from, to) that may shorten the critical path: where an op on it waits for the op in front of
+    it on its own rank while that op is a W or an F it does not need, swap the two; defer that W into the rank's
+    next idle gap (or to the end); let the waiting op jump a few more W's and F's in front of it."""
     starts, ends = timeline.starts, timeline.ends
     r = max(range(len(ends)), key=lambda q: ends[q][-1] if ends[q] else -1.0)
     k = len(ends[r]) - 1
@@ -345,8 +355,18 @@ def critical_moves(orders: list[list[Op]], timeline) -> list[tuple[int, int]]:
         if s <= EPS:
             break
         if k > 0 and abs(ends[r][k - 1] - s) <= EPS:       # waits for the rank
-            if orders[r][k - 1][0] in ("W", "F") and _swap_ok(orders[r], k):
-                moves.append((r, k))
+            order = orders[r]
+            if order[k - 1][0] in ("W", "F") and order[k - 1][1] != mb:
+                moves.append((r, k - 1, k))                # swap
+                if order[k - 1][0] == "W":
+                    gap = next((j for j in range(k + 1, len(order)) if starts[r][j] > ends[r][j - 1] + EPS),
+                               len(order))
+                    if gap - 1 > k:
+                        moves.append((r, k - 1, gap - 1))  # defer the W into the next gap
+                i = k - 1
+                while i > 0 and k - i < 4 and order[i - 1][0] in ("W", "F") and order[i - 1][1] != mb:
+                    i -= 1
+                    moves.append((r, k, i))                # jump several
             k -= 1
             continue
         if kind == "F" and r > 0:                          # waits for its input from rank r - 1
@@ -358,15 +378,22 @@ def critical_moves(orders: list[list[Op]], timeline) -> list[tuple[int, int]]:
     return moves
 
 
-def _swap_ok(order: list[Op], k: int) -> bool:
-    a, b = order[k - 1], order[k]
-    if a[1] == b[1]:
-        return False                                       # F before its B, B before its W
-    if a[0] == b[0]:
-        return False                                       # keep each kind in micro-batch order
-    return True
+def _moved(order: list, src: int, dst: int) -> list | None:
+    """``order`` with the op at ``src`` moved to index ``dst``; None if that breaks F < B < W of a micro-batch or
+    the micro-batch order of a kind (the exact model's assumption, kept so its hints stay valid)."""
+    out = order[:src] + order[src + 1:]
+    out.insert(dst, order[src])
+    lo, hi = min(src, dst), max(src, dst)
+    op = order[src]
+    for other in out[lo:hi + 1]:
+        if other is op:
+            continue
+        if other[1] == op[1] or other[0] == op[0]:
+            return None
+    return out
 
 
+SEVERAL_STARTS_MAX_OPS = 3_000   # plans up to this size improve their three best candidates, not only the best
 HANDMADE_MAX_OPS = 12_000    # ZB-H2's builder steps through unit time: too slow to add as a candidate beyond
 
 
@@ -385,15 +412,43 @@ def handmade(problem: Problem) -> list[tuple[str, list[list[Op]]]]:
     return out
 
 
+def _improve(problem: Problem, orders: list, bound: float, max_trials: int):
+    """Simulate ``orders``, then keep moves on the critical path that the simulator confirms shorter:
+    (plan, timeline, moves kept, moves tried)."""
+    plan, tl = evaluate(problem, orders)
+    kept = trials = 0
+    while trials < max_trials and tl.makespan > bound + EPS:
+        improved = False
+        for r, src, dst in critical_moves(orders, tl):
+            moved = _moved(orders[r], src, dst)
+            if moved is None or peak_levels(moved, problem.w_mem) > problem.cap[r] + EPS:
+                continue
+            trial = orders[:]
+            trial[r] = moved
+            trials += 1
+            if asap_makespan(problem, trial) < tl.makespan - EPS:
+                trial_plan, trial_tl = evaluate(problem, trial)
+                if trial_tl.makespan < tl.makespan - EPS:
+                    orders, plan, tl = trial, trial_plan, trial_tl
+                    kept += 1
+                    improved = True
+                    break
+            if trials >= max_trials:
+                break
+        if not improved:
+            break
+    return plan, tl, kept, trials
+
+
 def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, max_trials: int | None = None) -> SearchResult:
     """List scheduling in several variants (and the hand-made ZB-H1, ZB-H2 where they fit the cap), the best
-    improved by critical-path swaps.
+    improved by moves on its critical path.
 
     Candidates are ranked by their as-soon-as-possible makespan (``asap_makespan``: the simulator's rule, cheap);
-    the best is simulated by the course simulator.  Then swaps on its critical path are tried, up to
-    ``max_trials`` (default: fewer for larger plans, so the search stays about as fast as the Zero Bubble
-    heuristic); a swap that screens shorter is simulated, and kept when the simulator confirms it and the
-    rank stays under the cap."""
+    the best is simulated by the course simulator.  Then moves on its critical path (``critical_moves``) are
+    tried, up to ``max_trials`` (default: fewer for larger plans, so the search stays about as fast as the Zero
+    Bubble heuristic); a move that screens shorter and keeps the rank under the cap is simulated, and kept when
+    the simulator confirms it.  Variants stop early once one meets the proven lower bound."""
     t0 = time.perf_counter()
     bound = lower_bound(problem)
     ranked = []
@@ -408,32 +463,21 @@ def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, max_tria
             ranked.append((asap_makespan(problem, orders), len(ranked), name, orders))
     if not ranked:
         raise RuntimeError("no heuristic variant stayed under the cap")   # cannot happen for caps >= 1
-    span, _, source, orders = min(ranked, key=lambda x: (x[0], x[1]))
-    plan, tl = evaluate(problem, orders)
+    ranked.sort(key=lambda x: (x[0], x[1]))
     n_ops = 3 * problem.p * problem.m
     if max_trials is None:
         max_trials = max(2, min(200, 200_000 // n_ops))
+    starts = 1 if n_ops > SEVERAL_STARTS_MAX_OPS else 3       # small plans: improve the three best candidates
+    best = None
     kept = trials = 0
-    while trials < max_trials and tl.makespan > bound + EPS:
-        improved = False
-        for r, k in critical_moves(orders, tl):
-            trial = orders[:]
-            trial[r] = orders[r][:]
-            trial[r][k - 1], trial[r][k] = trial[r][k], trial[r][k - 1]
-            if peak_levels(trial[r], problem.w_mem) > problem.cap[r] + EPS:
-                continue
-            trials += 1
-            if asap_makespan(problem, trial) < tl.makespan - EPS:
-                trial_plan, trial_tl = evaluate(problem, trial)
-                if trial_tl.makespan < tl.makespan - EPS:
-                    orders, plan, tl = trial, trial_plan, trial_tl
-                    kept += 1
-                    improved = True
-                    break
-            if trials >= max_trials:
-                break
-        if not improved:
+    for span, _, source, orders in ranked[:starts]:
+        plan, tl, k, n = _improve(problem, orders, bound, max_trials)
+        kept, trials = kept + k, trials + n
+        if best is None or tl.makespan < best[1].makespan - EPS:
+            best = (plan, tl, source)
+        if tl.makespan <= bound + EPS:
             break
+    plan, tl, source = best
     plan.name = "search"
     return SearchResult(plan, tl.makespan, bound, tl.makespan <= bound + EPS, time.perf_counter() - t0,
                         list(tl.peak_activations), "heuristic", problem,
