@@ -316,9 +316,8 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
             nf[r] = j + 1
             level[r] += 1.0
             orders[r].append(("F", j, r))
-            if r + 1 < p and asleep[r + 1]:
-                asleep[r + 1] = False
-                push(events, (max(end + c, free[r + 1]), r + 1))
+            if r + 1 < p and asleep[r + 1]:     # (it stays asleep until it runs something: a later op may
+                push(events, (max(end + c, free[r + 1]), r + 1))   # give it an earlier input)
         elif kind == 1:
             end = start + b[r]
             bend[r][i] = end
@@ -326,7 +325,6 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
             level[r] -= b_free
             orders[r].append(("B", i, r))
             if r and asleep[r - 1]:
-                asleep[r - 1] = False
                 push(events, (max(end + c, free[r - 1]), r - 1))
         else:
             end = start + w[r]

@@ -47,7 +47,7 @@ def test_heuristic_plans_are_valid_and_never_above_the_cap(p, m, data):
     assert res.optimal == (res.makespan <= res.lower_bound + EPS)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(p=st.integers(1, 5), m=st.integers(1, 8), variant=st.sampled_from(VARIANTS), data=st.data())
 def test_screening_uses_the_simulators_rule(p, m, variant, data):
     # the heuristic ranks candidates by list scheduling's own times and asap_makespan: both must be the simulator's
