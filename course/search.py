@@ -476,7 +476,6 @@ def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, max_tria
         if tl.makespan <= bound + EPS:
             break
     plan, tl, source = best
-    plan.name = "search"
     return SearchResult(plan, tl.makespan, bound, tl.makespan <= bound + EPS, time.perf_counter() - t0,
                         list(tl.peak_activations), "heuristic", problem,
                         {"start": source, "candidates": len(ranked), "moves_kept": kept, "moves_tried": trials})
@@ -592,7 +591,6 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
     ms = result_tl.makespan
     lb = min(lb, ms)                      # ms is a real plan: a bound above it would only be rounding
     optimal = ms <= lb + EPS
-    result_plan.name = "search"
     return SearchResult(result_plan, ms, lb, optimal, time.perf_counter() - t0, list(result_tl.peak_activations),
                         "exact", problem, details)
 
