@@ -12,10 +12,11 @@ Two methods, one answer (``SearchResult``):
 
 - ``heuristic``: list scheduling in the spirit of the Zero Bubble heuristic, run in several variants (how
   eagerly forwards fill memory, whether a forward may delay a backward that is about to arrive, when W's
-  fill gaps); every variant's plan is evaluated by the course simulator and the best kept; then local moves on
-  the critical path (swap an op with the W or F in front of it on its rank) are tried, each evaluated by the
-  simulator, kept when they shorten the makespan and stay under the cap.  It comes with ``lower_bound``, a
-  bound proven from the costs alone (see ``lower_bound``).
+  fill gaps), plus the hand-made ZB-H1 and ZB-H2 where they fit; candidates are ranked by their
+  as-soon-as-possible makespan (the simulator's rule, computed cheaply here; tests check both agree) and the
+  best is simulated by the course simulator; then local moves on the critical path (swap an op with the W or
+  F in front of it, defer that W into the next gap, ...) are tried, and kept when the simulator confirms them
+  shorter and the rank stays under the cap.  It comes with ``lower_bound``, a bound proven from the costs alone.
 - ``exact``: CP-SAT (OR-Tools) with an interval per op, no-overlap per rank, a reservoir constraint per rank for
   memory, warm-started from the heuristic's plan (hints).  Proves optimality or returns the best plan found and
   the solver's bound.
@@ -32,7 +33,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 

@@ -8,7 +8,6 @@ import pytest
 
 from course.cli import main
 from course.costs import Costs
-from course.plan import Plan
 from course.search import search
 
 pytestmark = pytest.mark.live
