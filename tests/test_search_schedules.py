@@ -80,3 +80,12 @@ def test_idle_promise_needs_equal_costs():
     idle = {n: max(simulate(build(n, p, m), costs).idle) for n in PROMISES}
     assert idle["v-min"] > base and idle["v-half"] > base
     assert idle["v-zb"] < base
+
+
+@pytest.mark.parametrize("p", [4, 8, 16])
+def test_zero_idle_at_1f1b_memory_needs_more_warm_up_than_the_v_zb_block(p):
+    # the published zero bubble at 1F1B's memory: zbv (ZB-V) spends the same memory as v-zb on warm-up forwards
+    costs, m = Costs(f=1, b=1, w=1), 4 * p
+    zbv, vzb = simulate(build("zbv", p, m), costs), simulate(build("v-zb", p, m), costs)
+    assert max(zbv.peak_activations) == max(vzb.peak_activations) == p
+    assert max(zbv.idle) == 0 < max(vzb.idle)
