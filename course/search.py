@@ -283,8 +283,12 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
     asleep = [False] * p                   # waiting for an input that is not scheduled yet
     push, pop = heapq.heappush, heapq.heappop
 
-    while events:
-        t, r = pop(events)
+    after = None                           # the event that would come next off the heap, kept off it
+    while events or after:
+        if after is not None:
+            (t, r), after = after, None
+        else:
+            t, r = pop(events)
         if t < free[r] - EPS or nw[r] == m:
             continue                       # stale event: the rank was busy, or is done
         i, j = nb[r], nf[r]
@@ -333,8 +337,11 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
             orders[r].append(("W", nw[r], r))
             nw[r] += 1
         free[r] = end
-        push(events, (end, r))
         asleep[r] = False
+        if events and events[0] < (end, r):
+            push(events, (end, r))
+        else:
+            after = (end, r)               # it would be popped next anyway: skip the heap
     if any(n < m for n in nw):
         raise RuntimeError(f"list scheduling ({variant}) stopped early: {nw} W's done of {m}")
     return orders, max(free)
@@ -465,7 +472,7 @@ def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, max_tria
     ranked.sort(key=lambda x: (x[0], x[1]))
     n_ops = 3 * problem.p * problem.m
     if max_trials is None:
-        max_trials = max(2, min(200, 200_000 // n_ops))
+        max_trials = max(2, min(200, 100_000 // n_ops))
     starts = 1 if n_ops > SEVERAL_STARTS_MAX_OPS else 3       # small plans: improve the three best candidates
     best = None
     kept = trials = 0
