@@ -54,8 +54,10 @@ def test_screening_uses_the_simulators_rule(p, m, variant, data):
     problem = Problem.make(p, m, costs_for(p, data), data.draw(st.floats(1, m + 1)))
     orders, span = list_schedule(problem, variant)
     plan = Plan([[Op(*x) for x in o] for o in orders], m)
-    simulated = simulate(plan, problem.costs).makespan
+    tl = simulate(plan, problem.costs)
+    simulated = tl.makespan
     assert span == pytest.approx(simulated)
+    assert all(peak <= cap + EPS for peak, cap in zip(tl.peak_activations, problem.cap))   # every variant
     assert asap_makespan(problem, orders) == pytest.approx(simulated)
     zb = [list(s) for s in build("zb-h2", p, m).ranks]
     assert asap_makespan(problem, zb) == pytest.approx(simulate(build("zb-h2", p, m), problem.costs).makespan)
