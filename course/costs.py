@@ -38,16 +38,16 @@ class Costs:
         for name in ("f", "b", "w", "act"):
             vals = _as_list(getattr(self, name))
             if not vals or any(not is_number(x) or x < 0 for x in vals):
-                raise ValueError(f"cost {name} must be a non-negative number or a non-empty list of them, "
+                raise ValueError(f"cost {name} must be a finite non-negative number or a non-empty list of them, "
                                  f"got {getattr(self, name)!r}")
         if not is_number(self.comm) or self.comm < 0:
-            raise ValueError(f"comm must be a non-negative number, got {self.comm!r}")
+            raise ValueError(f"comm must be a finite non-negative number, got {self.comm!r}")
         if not is_number(self.overlap) or self.overlap <= 0:
-            raise ValueError(f"overlap must be a positive number, got {self.overlap!r}")
+            raise ValueError(f"overlap must be a finite positive number, got {self.overlap!r}")
         if not is_number(self.w_mem) or not 0 <= self.w_mem <= 1:
             raise ValueError(f"w_mem must be a number in [0, 1], got {self.w_mem!r}")
         if self.mb_scale is not None and any(not is_number(x) or x < 0 for x in self.mb_scale):
-            raise ValueError(f"mb_scale must list non-negative numbers, got {self.mb_scale!r}")
+            raise ValueError(f"mb_scale must list finite non-negative numbers, got {self.mb_scale!r}")
 
     def per_chunk(self, name: str, chunks: int, p: int) -> list[float]:
         """``name``'s value for each of the model's ``chunks`` chunks (plan with ``p`` ranks)."""

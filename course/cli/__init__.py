@@ -10,7 +10,7 @@ from ..command import Parser, UsageError, run_guarded  # noqa: F401  (UsageError
 from .args import number_list, positive_int  # noqa: F401  (re-exported for subcommands written before args)
 
 # Subcommand modules, in the order `--help` lists them.
-COMMANDS = ("schedules", "plan", "sim", "live", "partition", "order", "memory")
+COMMANDS = ("schedules", "plan", "sim", "live", "partition", "order", "memory", "search")
 
 
 def build_parser() -> Parser:

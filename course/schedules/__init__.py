@@ -23,6 +23,6 @@ def build(name: str, p: int, m: int, **params) -> Plan:
     return info.build(p, m, **{k: v for k, v in params.items() if v is not None})
 
 
-from . import basic, interleaved, zero_bubble, dualpipe  # noqa: E402,F401  (importing them registers them)
+from . import basic, interleaved, zero_bubble, dualpipe, controllable  # noqa: E402,F401  (importing them registers them)
 
 __all__ = ["REGISTRY", "ScheduleInfo", "build", "register", "check_pm"]

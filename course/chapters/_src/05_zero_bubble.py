@@ -468,6 +468,115 @@ md(claim(grads_ok, "两次运行的梯度都与单进程参照一致", errors=[r
 fig = plots.compare([live["1f1b"].timeline, live["zb-h1"].timeline], titles=["1f1b measured", "zb-h1 measured"])
 
 # %% [markdown]
+# ## 6. 调度是搜出来的：给定代价和显存上限，找最短的计划
+#
+# ZB-H1、ZB-H2 是论文里手画的示意；Zero Bubble 论文真正交给工程师的是一个**自动调度器**：量出 $F$、$B$、$W$、
+# 通信时间和每张卡的显存上限，由程序排出计划。`course.search` 做同一件事，而且回答两个问题：找到的计划多长，
+# 以及**离最优还有多远**。
+#
+# - 启发式（heuristic）：list scheduling，空闲的卡优先做已就绪的 B，显存允许时做 F，显存不够或有空隙时做 W；
+#   几个变体（预热多少个前向、F 会不会推迟快要到的 B、W 只填放得下的空隙还是见缝就插）取最好的，再在关键路径上
+#   做局部交换；每个留下的计划都由课程的模拟器重新算一遍。它附带一个**证明出来的下界**（lower bound）：
+#   任何计划都不可能比它短（每张卡最早的开工时刻 + 它的全部工作，等等，见 `course.search.lower_bound`）。
+# - 精确方法（exact）：把问题交给 OR-Tools 的 CP-SAT：每个 op 一个 interval，每张卡 no-overlap，
+#   显存用 reservoir constraint，用启发式的计划做 warm start。求解器要么证明最优，要么在时限内给出最好的计划和它的下界。
+#
+# 显存上限的单位和 `peak_activations` 一样：一个 micro-batch 在这张卡的 stage 上的激活。F 分配 1 份，
+# B 释放 $1 - w_\text{mem}$，W 释放剩下的 $w_\text{mem}$。
+
+# %%
+from course.claims import claim  # noqa: E402
+from course.search import search  # noqa: E402
+
+p_s, m_s = 4, 8
+costs_s = Costs(f=5, b=6, w=4, comm=1, w_mem=0.5)
+cap_s = p_s                                  # 1F1B's activations
+heur = search(p_s, m_s, costs_s, cap_s)
+ex = search(p_s, m_s, costs_s, cap_s, exact_method=True, time_limit=20)
+print(heur.plan.format())
+print(f"heuristic: makespan {heur.makespan:g}, its lower bound {heur.lower_bound:g}, {heur.seconds:.2f} s")
+print(f"exact:     makespan {ex.makespan:g}, lower bound {ex.lower_bound:g}, optimal={ex.optimal}, {ex.seconds:.2f} s")
+md(claim(ex.optimal, f"CP-SAT 证明了 {ex.makespan:g} 就是最优：在每卡最多 {cap_s} 份激活的约束下，没有任何计划能更短。",
+         otherwise=f"CP-SAT 在时限内没能证明最优：最好的计划 {ex.makespan:g}，下界 {ex.lower_bound:g}"
+                   f"（差 {ex.gap:.1%}）。",
+         makespan=ex.makespan, bound=ex.lower_bound)
+   + " " + claim(heur.makespan <= ex.makespan + 1e-9,
+                 f"启发式只用了 {heur.seconds * 1000:.0f} ms 就找到了同样长的计划 {heur.makespan:g}；"
+                 f"但它自己的下界只有 {heur.lower_bound:g}，"
+                 f"光靠它只能说\"离最优不超过 {heur.gap:.1%}\"，证明最优要靠求解器。",
+                 otherwise=f"启发式的计划是 {heur.makespan:g}，比最优 {ex.makespan:g} 长 "
+                           f"{heur.makespan / ex.makespan - 1:.1%}：求解器从它出发，又找到了更短的。",
+                 heuristic=heur.makespan, exact=ex.makespan))
+
+# %% [markdown]
+# 自己调：固定 $p=4$、$m=8$、$F=1$、$w_\text{mem}=0.5$，拖动 `b`、`w` 和显存上限 `cap`，看搜到的计划、它的 makespan、
+# 下界、是否被证明最优。勾上 `exact` 让 CP-SAT（限时 3 秒）来证明。上限越紧，前向越早被 B 和 W "卡住"。
+
+# %%
+def search_explorer(fig, b, w, cap, exact):
+    c = Costs(f=1, b=b, w=w, w_mem=0.5)
+    res = search(4, 8, c, cap, exact_method=exact, time_limit=3 if exact else None)
+    tl = simulate(res.plan, c)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+    verdict = "proven optimal" if res.optimal else f"gap <= {res.gap:.1%}"
+    plots.gantt(tl, ax=left, labels=False,
+                title=f"{res.method}: makespan {res.makespan:.4g}, bound {res.lower_bound:.4g} ({verdict})")
+    plots.memory(tl, ax=right, title=f"activations (cap {cap:g})")
+    right.axhline(cap, color="red", linestyle="--", linewidth=1)
+
+
+explore(search_explorer, figsize=(12, 3.8), b=(0.5, 3.0, 1.0, 0.25), w=(0.25, 2.0, 1.0, 0.25),
+        cap=(1.0, 8.0, 4.0, 0.5), exact=False)
+
+# %% [markdown]
+# ### 同样的显存，谁赢？
+#
+# 把手画的调度和搜索放在**同样的显存**下比：ZB-H1 用 $p$ 份激活，ZB-H2 用 $2p-1$ 份，V-Half（V 形放置，每卡两个 chunk）
+# 更少。对每个调度，先用模拟器量出它的峰值激活，再让搜索在这个上限下找最短的计划（搜索只在"每卡一个 stage"的计划里找）。
+# $F=W=1$，$B$ 从小于 $W$ 变到大于 $W$。
+
+# %%
+p_c, m_c = 4, 8
+table = ["| B | ZB-H1 (p) | search @ p | ZB-H2 (2p-1) | search @ 2p-1 | V-Half (peak) | search @ that peak | zbv (p) |",
+         "|---|---|---|---|---|---|---|---|"]
+cmp_rows = {}
+for b in (0.5, 1.0, 1.5, 2.0, 3.0):
+    c = Costs(f=1, b=b, w=1, w_mem=0.5)
+    got = {}
+    for name in ("zb-h1", "zb-h2", "v-half", "zbv"):
+        tl = simulate(build(name, p_c, m_c), c)
+        got[name] = (tl.makespan, max(tl.peak_activations))
+    at = {k: search(p_c, m_c, c, got[k][1]) for k in ("zb-h1", "zb-h2", "v-half")}
+    cmp_rows[b] = (got, at)
+    star = {k: "" if at[k].optimal else " (not proven)" for k in at}
+    table.append(f"| {b:g} | {got['zb-h1'][0]:g} | {at['zb-h1'].makespan:g}{star['zb-h1']} | {got['zb-h2'][0]:g} | "
+                 f"{at['zb-h2'].makespan:g}{star['zb-h2']} | {got['v-half'][0]:g} ({got['v-half'][1]:g}) | "
+                 f"{at['v-half'].makespan:g}{star['v-half']} | {got['zbv'][0]:g} |")
+md(f"$p={p_c}, m={m_c}$，$F=W=1$，makespan（括号里是 V-Half 的峰值激活）：\n\n" + "\n".join(table))
+
+never_worse = all(at[k].makespan <= got[k][0] + 1e-9 for got, at in cmp_rows.values() for k in ("zb-h1", "zb-h2"))
+small_b = [b for b in cmp_rows if b <= 1]
+large_b = [b for b in cmp_rows if b > 1]
+proven = all(at[k].optimal for _, at in cmp_rows.values() for k in ("zb-h1", "zb-h2"))
+extra_memory_useless = proven and all(abs(cmp_rows[b][1]["zb-h2"].makespan - cmp_rows[b][1]["zb-h1"].makespan) < 1e-9
+                           for b in small_b)
+extra_memory_pays = all(cmp_rows[b][1]["zb-h2"].makespan < cmp_rows[b][1]["zb-h1"].makespan - 1e-9 for b in large_b)
+v_wins = proven and all(got["v-half"][0] < at["v-half"].makespan and got["zbv"][0] < at["zb-h1"].makespan
+                       for got, at in cmp_rows.values())
+md(claim(never_worse, "每一行里，搜索在 ZB-H1、ZB-H2 各自的显存下都不比它们长：手画的调度只是搜索空间里的一个点。",
+         rows=cmp_rows)
+   + "\n\n" + claim(extra_memory_useless and extra_memory_pays,
+                    f"$B \\le W$ 时（B = {small_b}），$2p-1$ 份显存什么也买不到：上限 $p$ 下的最优计划已经一样短，ZB-H1 就够了。"
+                    f"$B > W$ 时（B = {large_b}），关键路径上是一串 B，W 填不满 B 留下的空隙，预热时多做几个前向才有用："
+                    "赢家换成了 ZB-H2 那样的计划。同一个问题，代价一变，最好的调度就变了——所以要搜，而不是背。",
+                    small=small_b, large=large_b)
+   + "\n\n" + claim(v_wins,
+                    "但换了放置方式（placement）的 V 形调度在同样显存下更短：zbv 在 $p$ 份显存下胜过每卡一个 stage 时"
+                    "证明出来的最优，V-Half 在它自己的峰值下也胜过搜索找到的最好计划。搜索只能在它的搜索空间里证明最优；"
+                    "空间本身（放置方式、chunk 数）也是设计的一部分。",
+                    rows=cmp_rows))
+
+# %% [markdown]
 # ## 怎么讲清楚
 #
 # - 一个 Linear 的反向是两次矩阵乘：$\mathrm{d}X = \mathrm{d}Y\,W^\top$（B，上一个 rank 在等）和 $\mathrm{d}W = X^\top \mathrm{d}Y$
