@@ -6,7 +6,8 @@
 Each exercise is `practice/problems/<slug>/` (problem.md, test_public.py, test_hidden.py) plus
 `solutions/<slug>.py`; the local judge reads the same files, so nbgrader and the judge run the same tests.
 A chapter notebook opens with a locked setup cell (it imports the modules named in `requires` and `course.checks`
-before any learner code runs, and defines `load_submission`); then each exercise becomes three cells:
+before any learner code runs, and gets `load_submission` and `course_untouched` from `course.notebook_setup`); then
+each exercise becomes three cells:
 
 - the statement (markdown, locked);
 - the solution cell: `solutions/<slug>.py` as is (its `### BEGIN SOLUTION` blocks become the code stub on release);
@@ -47,57 +48,15 @@ INTRO = """\
 本地自测也可以用 `python practice/judge.py test <slug>`（题目 slug 写在每道题的标题下）。"""
 
 # The setup cell runs first and is locked (nbgrader restores it on autograde). As in the judge, the checks are
-# imported before any learner code (they capture genuine primitives: math.isclose, ...), the course library is
-# fingerprinted, and a test cell whose answer changed it fails. The solution cell becomes a real file, so a spawned
-# worker process can import it.
-SETUP = '''\
+# imported before any learner code (they capture genuine primitives: math.isclose, ...); course.notebook_setup
+# records the course library, so a test cell whose answer changed it fails, and turns solution cells into the module
+# the tests import (a real file, so a spawned worker process can import it).
+SETUP = """\
 # 准备：先运行这个单元格 (setup: run this cell first)
-import atexit, importlib, linecache, os, shutil, sys, tempfile, types
 {imports}import course.checks
+import course.notebook_setup
 
-
-def _course_fingerprint():
-    """Every function (with its code and defaults) and class of the loaded `course` modules."""
-    return {{(name, key): (module, value) + tuple(getattr(value, a, None) for a in ("__code__", "__defaults__"))
-            for name, module in list(sys.modules.items()) if name.split(".")[0] == "course" and module
-            for key, value in list(vars(module).items()) if isinstance(value, (type, types.FunctionType))}}
-
-
-_course = _course_fingerprint()
-_submission_dirs = []
-
-
-def load_submission(*names):
-    """Make the cells that define `names` the module `submission` the tests import."""
-    cells = []
-    for name in names:
-        obj = globals().get(name)
-        functions = vars(obj).values() if isinstance(obj, type) else [obj]
-        for code in [getattr(f, "__code__", None) for f in functions]:
-            if code and linecache.getlines(code.co_filename) and code.co_filename not in cells:
-                cells.append(code.co_filename)
-    if not cells:
-        raise NameError(f"找不到 {{', '.join(names)}}：请先运行上面的解答单元格 (run the solution cell above first)")
-    directory = tempfile.mkdtemp(prefix="submission-")
-    atexit.register(shutil.rmtree, directory, True)
-    with open(os.path.join(directory, "submission.py"), "w", encoding="utf-8") as file:
-        file.write("\\n\\n".join("".join(linecache.getlines(cell)) for cell in cells))
-    sys.path[:] = [directory] + [p for p in sys.path if p not in _submission_dirs]
-    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in _submission_dirs]
-    os.environ["PYTHONPATH"] = os.pathsep.join([directory] + rest)
-    _submission_dirs.append(directory)
-    sys.modules.pop("submission", None)
-    importlib.invalidate_caches()
-
-
-def course_untouched():
-    """Fail when the answer replaced anything in the course library the checks use (the judge refuses it too)."""
-    now = _course_fingerprint()
-    changed = [".".join(key) for key, value in _course.items()
-               if key not in now or any(a is not b for a, b in zip(now[key], value))]
-    if changed:
-        raise AssertionError("检测到篡改 (tampering)：提交的代码改动了检查用的函数 (" + ", ".join(changed[:5]) + ")。"
-                             "请不要 monkeypatch course 库。")'''
+load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 
 
 def load_judge():
