@@ -127,6 +127,34 @@ def assert_raises(exc_type: type, fn, *args, what: str = "", hint: str = "", **k
                       + (f"\n  提示 (hint): {hint}" if hint else ""))
 
 
+# ---- the boundary to the learner's process (practice/checker.py) -------------------------------------------------
+
+class Remote:
+    """Base of the judge's stand-ins for a learner's function that lives in another process (practice/checker.py).
+
+    ``not_using(modules, names)`` runs the static analysis there; ``run_with(runner, args)`` calls the library
+    function ``runner`` there with the learner's function as its first argument.  Both return plain data.
+    """
+
+    def not_using(self, modules: tuple, names: tuple):
+        raise NotImplementedError
+
+    def run_with(self, runner: str, args: tuple):
+        raise NotImplementedError
+
+
+def in_learner(runner: str, func, *args):
+    """``runner(func, *args)`` where the learner's code lives, for a check that must run the learner's code in
+    several processes (live-1f1b).  ``runner`` is ``"course.module:function"``; its result must be plain data
+    (practice/wire.py).  In the judge ``func`` is a Remote and this runs in the learner's process; in a notebook it
+    runs here."""
+    if isinstance(func, Remote):
+        return func.run_with(runner, args)
+    import importlib
+    module, _, name = runner.partition(":")
+    return getattr(importlib.import_module(module), name)(func, *args)
+
+
 # ---- tensors (torch is imported by the caller before the learner's code; we only look it up) ------------------
 
 _TORCH: dict = {}
@@ -174,8 +202,26 @@ def assert_not_using(func, *modules: str, names: tuple[str, ...] = ()) -> None:
     """Fail when ``func`` (or a helper it calls from the same namespace) uses one of ``modules`` or one of ``names``.
 
     Static: follows the names the code refers to (co_names, nested code objects) through ``func.__globals__``.
-    Works for a module ``submission`` and for a notebook cell alike.
+    Works for a module ``submission`` and for a notebook cell alike.  For the judge's stand-in of a learner's
+    function (a ``Remote``) the analysis runs in the learner's process, where the function lives; there the
+    judge also makes the functions of ``modules`` raise while the learner's code runs.
     """
+    message = func.not_using(modules, names) if isinstance(func, Remote) else not_using_message(func, *modules,
+                                                                                                 names=names)
+    if message is not None:
+        raise CheckFailed(message if _type(message) is str else "assert_not_using: malformed answer")
+
+
+def not_using_message(func, *modules: str, names: tuple[str, ...] = ()) -> str | None:
+    """What ``assert_not_using`` would fail with, or None (runs where ``func`` lives)."""
+    try:
+        _not_using(func, modules, names)
+    except CheckFailed as e:
+        return str(e)
+    return None
+
+
+def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
     seen: set = set()
 
     def forbidden(obj) -> str | None:

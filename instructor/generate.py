@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -59,61 +57,35 @@ import course.notebook_setup
 load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 
 
-def load_judge():
-    """practice/judge.py, the one reader of the exercises (front matter, order, checksummed test files)."""
-    spec = importlib.util.spec_from_file_location("practice_judge", ROOT / "practice" / "judge.py")
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(ROOT))   # the repository, so that the exercise catalogue imports as `practice.exercises`
+from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
 
 
-judge = load_judge()
-
-
-@dataclass
-class Exercise:
-    slug: str
-    title: str
-    chapter: int
-    points: int
-    requires: list
-    timeout: float     # seconds per test file (the judge's limit)
-    statement: str
-    solution: str
-    public_tests: str
-    hidden_tests: str
-
-    @property
-    def grade_id(self) -> str:
-        return self.slug.replace("-", "_")
-
-
-def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Exercise]:
-    """Every exercise, by chapter then slug, read by the judge (test files checked against problems/SHA256SUMS)."""
-    exercises = []
-    for p in judge.load_problems(problems_dir, solutions_dir):
-        tests = judge.read_tests(p, problems_dir)
-        exercises.append(Exercise(p.slug, p.title, p.chapter, p.points, p.requires, p.timeout, p.statement.strip(),
-                                  p.solution.read_text(encoding="utf-8").strip(),
-                                  tests["test_public.py"].strip(), tests["test_hidden.py"].strip()))
+def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Problem]:
+    """Every exercise, by chapter then slug, with its test files read (and checked against problems/SHA256SUMS)."""
+    exercises = load_problems(problems_dir, solutions_dir)
+    for e in exercises:
+        e.tests   # noqa: B018  (read and verified now: a modified test file stops the generation here)
     return exercises
 
 
-def test_names(source: str) -> list[str]:
-    """The top-level `def test_*` functions of a test file, in order."""
-    return [node.name for node in ast.parse(source).body
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+def solution_source(exercise: Problem) -> str:
+    return exercise.solution.read_text(encoding="utf-8").strip()
 
 
-def submission_names(exercise: Exercise) -> list[str]:
+def tests_source(exercise: Problem, name: str) -> str:
+    return exercise.tests[name].source.strip()
+
+
+def submission_names(exercise: Problem) -> list[str]:
     """The names the tests import from `submission` (else the solution's public top-level definitions)."""
     names = []
-    for source in (exercise.public_tests, exercise.hidden_tests):
+    for source in (tests_source(exercise, "test_public.py"), tests_source(exercise, "test_hidden.py")):
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom) and node.module == "submission":
                 names += [alias.name for alias in node.names if alias.name not in names]
     if not names:
-        names = [node.name for node in ast.parse(exercise.solution).body
+        names = [node.name for node in ast.parse(solution_source(exercise)).body
                  if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
     return names
 
@@ -136,7 +108,7 @@ def cell(kind: str, source: str, grade_id: str, *, solution=False, grade=False, 
     return node
 
 
-def chapter_notebook(chapter: int, exercises: list[Exercise]) -> nbformat.NotebookNode:
+def chapter_notebook(chapter: int, exercises: list[Problem]) -> nbformat.NotebookNode:
     total = sum(e.points for e in exercises)
     requires = {r for e in exercises for r in e.requires}
     cells = [
@@ -146,13 +118,14 @@ def chapter_notebook(chapter: int, exercises: list[Exercise]) -> nbformat.Notebo
     ]
     for e in exercises:
         needs = f"；需要 {', '.join(e.requires)}" if e.requires else ""
-        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}`{needs}\n\n{e.statement}"
+        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}`{needs}\n\n{e.statement.strip()}"
         names = ", ".join(repr(name) for name in submission_names(e))
-        tests = (f"load_submission({names})\n\n" + with_calls(e.public_tests) + "\n\n### BEGIN HIDDEN TESTS\n"
-                 + with_calls(e.hidden_tests) + "\n### END HIDDEN TESTS\ncourse_untouched()")
+        tests = (f"load_submission({names})\n\n" + with_calls(tests_source(e, "test_public.py"))
+                 + "\n\n### BEGIN HIDDEN TESTS\n" + with_calls(tests_source(e, "test_hidden.py"))
+                 + "\n### END HIDDEN TESTS\ncourse_untouched()")
         cells += [
             cell("markdown", statement, f"{e.grade_id}_statement", locked=True),
-            cell("code", e.solution, e.grade_id, solution=True),
+            cell("code", solution_source(e), e.grade_id, solution=True),
             # public + hidden files each get the judge's time limit, plus a margin for the kernel
             cell("code", tests, f"{e.grade_id}_tests", grade=True, locked=True, points=e.points,
                  timeout=int(2 * e.timeout + 30)),
@@ -165,7 +138,7 @@ def chapter_notebook(chapter: int, exercises: list[Exercise]) -> nbformat.Notebo
 
 def render(problems_dir: Path, solutions_dir: Path) -> dict[str, str]:
     """Relative path under source/ -> notebook text, for every chapter that has exercises."""
-    chapters: dict[int, list[Exercise]] = {}
+    chapters: dict[int, list[Problem]] = {}
     for exercise in read_exercises(problems_dir, solutions_dir):
         chapters.setdefault(exercise.chapter, []).append(exercise)
     return {f"ch{n:02d}/ch{n:02d}.ipynb": nbformat.writes(chapter_notebook(n, chapters[n])) + "\n"
@@ -191,7 +164,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         files = render(args.problems, args.solutions)
-    except (judge.JudgeError, ValueError, OSError) as e:
+    except (JudgeError, ValueError, OSError) as e:
         print(f"generate: {e}", file=sys.stderr)
         return 2
     if not files:

@@ -1,8 +1,7 @@
-"""The local judge (practice/judge.py): commands, exercise sources, and honest verdicts for hostile submissions."""
+"""The local judge (practice/judge.py, exercises.py, sandbox.py): commands, exercise sources, honest verdicts."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -21,15 +20,8 @@ REQUIRED = {"bubble-ratio": 1, "one-f-one-b-order": 2, "event-simulator": 2, "pe
 HANG_GUARD = 240   # a judge run that takes longer than this has hung (not a speed target)
 
 
-def load_judge():
-    spec = importlib.util.spec_from_file_location("judge", JUDGE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["judge"] = module   # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-judge = load_judge()
+sys.path.insert(0, str(REPO))   # `practice` is the repository's, not an installed package
+from practice import exercises  # noqa: E402
 
 
 def run(*args, cwd=REPO) -> subprocess.CompletedProcess:
@@ -55,7 +47,7 @@ def verdicts(proc) -> dict[str, str]:
 # ---- the exercises ------------------------------------------------------------------------------------------------
 
 def test_catalogue_covers_every_chapter():
-    problems = judge.load_problems(REPO / "practice" / "problems", REPO / "solutions")
+    problems = exercises.load_problems(REPO / "practice" / "problems", REPO / "solutions")
     by_slug = {p.slug: p for p in problems}
     assert len(problems) >= 12
     assert {p.chapter for p in problems} == set(range(1, 9))
@@ -68,23 +60,23 @@ def test_catalogue_covers_every_chapter():
 
 
 def test_starters_and_checksums_are_derived_from_the_sources():
-    problems = judge.load_problems(REPO / "practice" / "problems", REPO / "solutions")
-    assert judge.stale_sources(problems, REPO / "practice" / "problems") == [], "run: python practice/judge.py sync"
+    problems = exercises.load_problems(REPO / "practice" / "problems", REPO / "solutions")
+    assert exercises.stale_sources(problems, REPO / "practice" / "problems") == [], "run: python practice/judge.py sync"
 
 
 def test_make_starter_replaces_each_solution_block():
     source = "def f(x):\n    '''doc'''\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
-    assert judge.make_starter(source) == "def f(x):\n    '''doc'''\n    raise NotImplementedError  # TODO: your code here\n"
+    assert exercises.make_starter(source) == "def f(x):\n    '''doc'''\n    raise NotImplementedError  # TODO: your code here\n"
     with pytest.raises(ValueError, match="never closed"):
-        judge.make_starter("### BEGIN SOLUTION\nx = 1\n")
+        exercises.make_starter("### BEGIN SOLUTION\nx = 1\n")
     with pytest.raises(ValueError, match="without"):
-        judge.make_starter("### END SOLUTION\n")
+        exercises.make_starter("### END SOLUTION\n")
 
 
 def test_front_matter_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="front matter"):
-        judge.parse_front_matter("no front matter", "x/problem.md")
-    meta, body = judge.parse_front_matter("---\ntitle: T\nchapter: 3\nrequires: [torch, numpy]\n---\nbody", "x")
+        exercises.parse_front_matter("no front matter", "x/problem.md")
+    meta, body = exercises.parse_front_matter("---\ntitle: T\nchapter: 3\nrequires: [torch, numpy]\n---\nbody", "x")
     assert meta == {"title": "T", "chapter": 3, "requires": ["torch", "numpy"]} and body == "body\n"
 
 
@@ -220,13 +212,13 @@ HOSTILE = {
         "course.checks._first_difference = lambda *a, **k: None\n"
         "numpy.testing.assert_allclose = lambda *a, **k: None\n"
         "pytest.approx = lambda *a, **k: type('Any', (), {'__eq__': lambda s, o: True})()\n"
-        "def bubble_ratio(p, m, v=1):\n    return 0.123\n", "error"),
+        "def bubble_ratio(p, m, v=1):\n    return 0.123\n", "failed"),   # patched in its own process: no effect
     "patched_test_module": (
         "import sys\n"
         "for name in ('test_public', 'test_hidden'):\n"
         "    if name in sys.modules:\n"
         "        sys.modules[name].assert_close = sys.modules[name].assert_raises = lambda *a, **k: None\n"
-        "def bubble_ratio(p, m, v=1):\n    return 0.5\n", "error"),
+        "def bubble_ratio(p, m, v=1):\n    return 0.5\n", "failed"),   # the test module is not in its process
     "patched_harness": (
         "import __main__, json\n"
         "__main__._classify = lambda *a, **k: ('passed', '')\n"
@@ -307,8 +299,9 @@ def test_patched_reference_implementation_is_caught(tmp_path):
     proc = run("test", "event-simulator", path, "--json")
     got = verdicts(proc)
     assert "passed" not in got.values(), got
-    assert got["hidden:test_uneven_one_f_one_b"] == "error"
-    assert "tampering" in proc.stdout
+    # the reference runs in the checker, which never imported the learner's patch: the wrong spans fail
+    assert got["hidden:test_uneven_one_f_one_b"] == "failed"
+    assert "期望 (expected)" in proc.stdout
 
 
 @pytest.mark.live
