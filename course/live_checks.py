@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 
-from course.checks import CheckFailed, assert_tensor_close, show
+from course.checks import CheckFailed, assert_tensor_close, in_learner, show
 
 WIDTH, ROWS = 8, 3          # the exercise's activations: ROWS x WIDTH float64 per micro-batch
 _P2P = ("send", "recv")
@@ -40,8 +40,11 @@ class LearnerError(RuntimeError):
 
 
 def check_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout: float = 30.0) -> None:
-    """Run ``train_step`` on ``world_size`` gloo processes and judge what it did (both halves in one call)."""
-    judge_pipeline_record(record_pipeline_step(train_step, world_size, m, seed, timeout), world_size, m, seed)
+    """Run ``train_step`` on ``world_size`` gloo processes and judge what it did.  The record is made where the
+    learner's code lives (in the judge: its learner process, via ``in_learner``; in a notebook: here); the verdict
+    is given here."""
+    records = in_learner("course.live_checks:record_pipeline_step", train_step, world_size, m, seed, timeout)
+    judge_pipeline_record(records, world_size, m, seed)
 
 
 # ---- the record (in the learner's processes) -------------------------------------------------------------------
