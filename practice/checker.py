@@ -37,13 +37,16 @@ class LearnerTimeout(BaseException):
     """The learner process did not answer before the test file's deadline: the running test is ``timeout``."""
 
 
+class LibraryUsed(BaseException):
+    """The learner's code called a function the exercise forbids (a BaseException: no test's ``except`` hides it)."""
+
+
 class Learner:
     """The checker's end of the two pipes to the learner process."""
 
-    def __init__(self, requests: int, replies: int, deadline: float, names: list[str], forbid: list[str],
-                 wire, checks):
+    def __init__(self, requests: int, replies: int, deadline: float, names: list[str], forbid: list[str], wire):
         self.requests, self.replies, self.deadline = requests, replies, deadline
-        self.names, self.forbid, self.wire, self.checks = names, forbid, wire, checks
+        self.names, self.forbid, self.wire = names, forbid, wire
         self.dead: BaseException | None = None
         self.classes: dict = {}
         self.module = types.ModuleType("submission")
@@ -74,7 +77,7 @@ class Learner:
         used = reply.get("forbidden")
         if used:
             names = ", ".join(str(u)[:80] for u in list(used)[:3]) if type(used) is list else "?"
-            raise self.checks.CheckFailed(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not use) 这个库")
+            raise LibraryUsed(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not use) 这个库")
         if "raised" in reply:
             raise self._exception(reply["raised"])
         try:
@@ -206,6 +209,8 @@ def classify(e: BaseException, at_import: bool) -> tuple[str, str]:
         return "crashed", f"进程提前退出 (crashed, {where})：{e}"
     if isinstance(e, LearnerTimeout):
         return "timeout", f"超时 (timeout)：{e}。死循环 (infinite loop) 或死锁？"
+    if isinstance(e, LibraryUsed):
+        return "failed", str(e)
     frames = getattr(e, "learner_frames", None) or []
     trace = ("\n  Traceback (你的代码 / your code):\n" + "\n".join(
         f"  submission.py, line {f[0]}, in {str(f[1])[:80]}: {str(f[2])[:200]}" for f in frames[-5:])) if frames else ""
@@ -256,7 +261,7 @@ def main() -> None:
         finish("error", f"测试需要的模块导入失败 (import failed): {type(e).__name__}: {e}。运行 "
                         "`python practice/judge.py doctor` 看看缺什么。")
     learner = Learner(header["requests"], header["replies"], header["deadline"], test.submission_names,
-                      test.forbidden_modules, wire, course.checks)
+                      test.forbidden_modules, wire)
     sys.modules["submission"] = learner.module
     module = types.ModuleType(test.name[:-3])
     module.__file__ = path
