@@ -146,3 +146,19 @@ def test_the_record_is_plain_data_and_a_forged_one_is_judged_wrong(answer):
     with pytest.raises(CheckFailed, match="seed=5"):   # judged against another seed: other inputs
         judge_pipeline_record(record_pipeline_step(answer((ROOT / "solutions" / "live-1f1b.py").read_text()),
                                                    3, 3, seed=4), 3, 3, seed=5)
+
+
+def test_through_the_judge_the_all_gather_answer_scores_nothing(tmp_path):
+    """The same answer in the judge's sandbox: recorded in the learner process, judged in the checker."""
+    import json
+    import subprocess
+
+    path = tmp_path / "all_gather.py"
+    path.write_text(ALL_GATHER, encoding="utf-8")
+    result = subprocess.run([sys.executable, str(ROOT / "practice" / "judge.py"), "test", "live-1f1b", str(path),
+                             "--json"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    report = json.JSONDecoder().raw_decode(result.stdout)[0]   # the judge's summary line follows
+    report = report[0] if isinstance(report, list) else report
+    assert report["score"] == 0 and report["passed"] == 0
+    assert all(r["verdict"] == "failed" and "集合通信 (collective)" in r["message"] for r in report["results"])
