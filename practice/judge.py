@@ -144,6 +144,11 @@ def cmd_check(problems, args) -> int:
 
 
 def cmd_sync(problems, args) -> int:
+    if args.check:   # write nothing: name what is stale
+        stale = stale_sources(problems, args.problems)
+        for line in stale:
+            print(f"out of date: {line} (run: .venv/bin/python practice/judge.py sync)")
+        return 1 if stale else 0
     for p in problems:
         text = make_starter(p.solution.read_text(encoding="utf-8"))
         if not p.starter.is_file() or p.starter.read_text(encoding="utf-8") != text:
@@ -199,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     c = sub.add_parser("check", help="every solution passes and every starter fails")
     c.add_argument("slugs", nargs="*", help="only these exercises")
-    sub.add_parser("sync", help="regenerate starters and test checksums")
+    sub.add_parser("sync", help="regenerate starters and checksums").add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming what is out of date")
     sub.add_parser("doctor", help="what can run here")
     args = parser.parse_args(argv)
     if args.jobs < 1:

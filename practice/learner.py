@@ -47,8 +47,6 @@ def main() -> None:
     from practice import wire
     import course.checks
     import course.plan  # noqa: F401  (Plans passed in are rebuilt with it)
-    for name in header.get("preload", ()):
-        importlib.import_module(name)
     workdir = os.getcwd()
     sys.path.insert(0, workdir)
     submission_file = os.path.join(workdir, "submission.py")

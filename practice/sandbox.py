@@ -263,7 +263,7 @@ def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun
                 env={**env, "HOME": str(learner_dir), "TMPDIR": str(learner_dir / "tmp"), "PRACTICE_RUN": run.marker})
             _close(fds, request_r, reply_w)
             _limit(run.learner.pid, problem.timeout)
-            _write(run.learner, {"requests": request_r, "replies": reply_w, "preload": problem.requires})
+            _write(run.learner, {"requests": request_r, "replies": reply_w})
             reader.read_until(lambda: reader.done, deadline + CHECKER_GRACE, run)
         timed_out = not reader.done and not run.killed_for and time.monotonic() >= deadline + CHECKER_GRACE
         run.stop()
