@@ -20,9 +20,9 @@ import sys
 
 from nbclient.exceptions import CellTimeoutError
 from nbclient.util import run_sync
-from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute as NbgraderExecute
+from nbgrader.preprocessors.base import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
 SETUP_CELL = "setup"   # grade_id of the locked setup cell (instructor/generate.py)
@@ -75,7 +75,7 @@ def preprocessors() -> list:
     return steps
 
 
-class StderrIsOutput(Preprocessor):
+class StderrIsOutput(NbGraderPreprocessor):   # enabled by default, as nbgrader's own steps
     """Record what a grade cell wrote to stderr as stdout, so that nbgrader does not score it 0 for that alone."""
 
     def preprocess_cell(self, cell, resources, index):
