@@ -127,6 +127,7 @@ def _drop_privileges() -> None:
     libc.prctl(38, 1, 0, 0, 0)                     # PR_SET_NO_NEW_PRIVS: no setuid binary gives anything back
     if os.geteuid() != 0:
         return
+    _read_only_files(libc, os.getcwd())
     for cap in range(64):
         libc.prctl(24, cap, 0, 0, 0)               # PR_CAPBSET_DROP
     libc.prctl(28, 0x2F, 0, 0, 0)                  # PR_SET_SECUREBITS: NOROOT, NO_SETUID_FIXUP (+ locked)
@@ -134,6 +135,25 @@ def _drop_privileges() -> None:
     data = (ctypes.c_uint32 * 6)()                 # effective, permitted, inheritable: all empty
     if libc.capset(header, data) != 0:
         raise SystemExit(f"learner: cannot drop capabilities (errno {ctypes.get_errno()})")
+
+
+def _read_only_files(libc, workdir: str) -> None:
+    """A private mount namespace where every file system is read-only except this process's own directory (and
+    /proc, /dev): the learner's code cannot rewrite the repository, the judge or torch for a later import."""
+    ms_rdonly, ms_remount, ms_bind, ms_rec, ms_private = 1, 32, 4096, 16384, 1 << 18
+    if libc.unshare(0x20000) != 0:   # CLONE_NEWNS; where it is refused, the files stay as writable as the user's
+        return
+    libc.mount(None, b"/", None, ms_rec | ms_private, None)
+    libc.mount(workdir.encode(), workdir.encode(), None, ms_bind, None)
+    keep = {"nosuid": 2, "nodev": 4, "noexec": 8}
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split() for line in f]
+    for fields in mounts:
+        point, options = fields[4], fields[5].split(",")
+        if point == workdir or point.startswith(("/proc", "/dev")) or "ro" in options:
+            continue
+        flags = ms_remount | ms_bind | ms_rdonly | sum(v for k, v in keep.items() if k in options)
+        libc.mount(None, point.encode(), None, flags, None)
 
 
 def describe(obj) -> dict:

@@ -6,8 +6,9 @@ For each test file (``run_test_file``):
 2. The checker (practice/checker.py) starts first, imports what the test imports, and says "ready" on the verdict
    pipe.  It never imports the learner's code (see its docstring for how ``from submission import f`` works).
 3. Then the learner process (practice/learner.py) starts: a new session, resource limits set before it reads its
-   header (CPU time, address space, file size, open files, processes), its output going to a file.  It drops every
-   capability (when the judge runs as root) and holds only its two pipes to the checker.  The judge and the
+   header (CPU time, address space, file size, open files, processes), its output going to a file.  When the judge
+   runs as root it sees every file system read-only except its own directory, then drops every capability; it
+   holds only its two pipes to the checker.  The judge and the
    checker are not dumpable, so a process of the same user can neither read their memory nor open their pipes
    through /proc.
 4. The judge reads signed records from the checker with a deadline and a bounded buffer, and every 50 ms looks at

@@ -108,7 +108,6 @@ def test_patched_torch_changes_nothing(tmp_path):
 
 def test_the_checker_and_judge_are_out_of_reach(tmp_path):
     """Their memory (where a key would live), /proc views and pipes are closed to the learner; ptrace refused."""
-    report = tmp_path / "report.json"
     source = f"""import ctypes, json, os, psutil
 judge = psutil.Process(os.getppid())
 targets = [judge] + [c for c in judge.children() if any("checker.py" in a for a in c.cmdline())]
@@ -128,10 +127,12 @@ for p in targets:
             pass
     if ctypes.CDLL(None).ptrace(16, p.pid, 0, 0) == 0:
         report[f"{{p.pid}}/ptrace"] = "attached"
-open({str(report)!r}, "w").write(json.dumps(report))
+print("REPORT" + json.dumps(report), flush=True)
 """ + WRONG
-    got, _, _ = judge(tmp_path, "bubble-ratio", source)
-    found = json.loads(report.read_text())
+    got, output, _ = judge(tmp_path, "bubble-ratio", source)
+    reports = [json.loads(line.split("REPORT", 1)[1]) for line in output.splitlines() if "REPORT" in line]
+    assert len(reports) == 2   # one per test file
+    found = reports[0]
     assert set(found) == {"targets"} and found["targets"] >= 2, found   # the judge and its checkers: all refused
     assert got["public:test_textbook_values"][0] == "failed"
 
@@ -139,20 +140,19 @@ open({str(report)!r}, "w").write(json.dumps(report))
 # ---- containment ----------------------------------------------------------------------------------------------
 
 def test_setsid_escapers_are_found_and_killed(tmp_path):
-    pids = tmp_path / "pids"
-    source = (f"import os, time\n"
-              f"def escape():\n"
-              f"    if os.fork() == 0:\n"
-              f"        os.setsid()\n"
-              f"        if os.fork() == 0:\n"
-              f"            open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
-              f"            time.sleep(3600)\n"
-              f"        os._exit(0)\n"
-              f"escape()\n" + WRONG)
-    got, _, elapsed = judge(tmp_path, "bubble-ratio", source)
+    source = ("import os, time\n"
+              "def escape():\n"
+              "    if os.fork() == 0:\n"
+              "        os.setsid()\n"
+              "        if os.fork() == 0:\n"
+              "            print(f'ESCAPED {os.getpid()}', flush=True)\n"
+              "            time.sleep(3600)\n"
+              "        os._exit(0)\n"
+              "escape()\n" + WRONG)
+    got, output, elapsed = judge(tmp_path, "bubble-ratio", source)
     print(f"setsid: {elapsed:.1f} s")
     assert got["public:test_textbook_values"][0] == "failed"
-    escaped = [int(x) for x in pids.read_text().split()]
+    escaped = [int(line.split("ESCAPED ", 1)[1]) for line in output.splitlines() if "ESCAPED " in line]
     assert len(escaped) == 2 and not any(psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"
                                          for p in escaped)
 
@@ -265,3 +265,32 @@ def test_library_calls_are_refused_at_run_time(name, tmp_path):
     got, _, _ = judge(tmp_path, "one-f-one-b-order", RUNTIME_ROUTES[name])
     assert "passed" not in verdicts(got), got
     assert all("must not use" in m for v, m in got.values()), got
+
+
+def test_killing_the_checker_is_no_pass(tmp_path):
+    source = ("import os, signal, psutil\n"
+              "for c in psutil.Process(os.getppid()).children():\n"
+              "    if any('checker.py' in a for a in c.cmdline()):\n"
+              "        os.kill(c.pid, signal.SIGKILL)\n" + WRONG)
+    got, _, _ = judge(tmp_path, "bubble-ratio", source)
+    assert "passed" not in verdicts(got), got
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the read-only view needs a mount namespace (root)")
+def test_files_outside_its_directory_are_read_only(tmp_path):
+    """The on-disk route (rewrite the judge, the library or torch for a later import) is closed as root."""
+    target = REPO / "practice" / "checker.py"
+    before = target.read_bytes()
+    source = (f"import os\nrefused = []\n"
+              f"for path in ({str(target)!r}, {str(tmp_path / 'outside')!r}):\n"
+              f"    try:\n"
+              f"        open(path, 'ab').close()\n"
+              f"    except OSError as e:\n"
+              f"        refused.append(e.errno)\n"
+              f"def bubble_ratio(p, m, v=1):\n"
+              f"    if refused != [30, 30]:\n"   # EROFS twice
+              f"        raise RuntimeError(refused)\n"
+              f"    return (p - 1) / (v * m + p - 1)\n")
+    got, _, _ = judge(tmp_path, "bubble-ratio", source)
+    assert got["public:test_textbook_values"][0] == "passed", got
+    assert target.read_bytes() == before and not (tmp_path / "outside").exists()
