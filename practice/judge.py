@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         print("0 passed, 1 failed")
         return 2
     finally:
-        sandbox.sweep()
+        sandbox.sweep(everything=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 

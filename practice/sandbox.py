@@ -159,7 +159,9 @@ class _Run:
         resident = 0
         for p in tree:
             try:
-                self.seen.setdefault(p.pid, p.create_time())
+                if p.pid not in self.seen:
+                    self.seen[p.pid] = p.create_time()
+                    _SEEN.add((p.pid, self.seen[p.pid]))
                 resident += p.memory_info().rss
             except psutil.Error:
                 pass
@@ -461,23 +463,34 @@ def _reap(processes) -> None:
             pass
 
 
-def sweep() -> None:
-    """Kill and reap every orphan left with the judge (also those whose marker was wiped).  Call it when no test file
-    is running (grade() does; the CLI at the end of each command)."""
+def sweep(everything: bool = False) -> None:
+    """Kill and reap the orphans left with the judge once no test file runs: those that carry a run's marker or
+    that a watch saw in a learner's tree.  ``everything`` (the CLI, which starts no other process) also takes
+    children without a marker: an escaper that wiped its environment before any watch saw it."""
     with _Run.lock:
         if _Run.active:
             return
     for _ in range(20):
-        left = [p for p in _orphans() if _running(p)]
+        left = [p for p in _orphans() if _running(p) and (everything or _marker(p) or _was_seen(p))]
         for p in left:
             try:
                 p.kill()
             except psutil.Error:
                 pass
-        _reap(_orphans())
+        _reap([p for p in _orphans() if everything or _marker(p) or _was_seen(p)])
         if not left:
             return
         time.sleep(0.02)
+
+
+_SEEN: set[tuple[int, float]] = set()   # (pid, create time) of every process a watch saw, over all runs
+
+
+def _was_seen(p: psutil.Process) -> bool:
+    try:
+        return (p.pid, p.create_time()) in _SEEN
+    except psutil.Error:
+        return False
 
 
 def abort_all() -> None:

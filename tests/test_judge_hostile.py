@@ -110,7 +110,12 @@ def test_the_checker_and_judge_are_out_of_reach(tmp_path):
     """Their memory (where a key would live), /proc views and pipes are closed to the learner; ptrace refused."""
     source = f"""import ctypes, json, os, psutil
 judge = psutil.Process(os.getppid())
-targets = [judge] + [c for c in judge.children() if any("checker.py" in a for a in c.cmdline())]
+def is_checker(c):
+    try:
+        return any("checker.py" in a for a in c.cmdline())
+    except psutil.Error:   # the other test file's checker may just have finished
+        return False
+targets = [judge] + [c for c in judge.children() if is_checker(c)]
 report = {{"targets": len(targets)}}
 for p in targets:
     for what in ("maps", "mem", "environ"):
@@ -119,7 +124,11 @@ for p in targets:
             report[f"{{p.pid}}/{{what}}"] = "open"
         except OSError:
             pass
-    for fd in os.listdir(f"/proc/{{p.pid}}/fd"):
+    try:
+        fds = os.listdir(f"/proc/{{p.pid}}/fd")
+    except OSError:
+        fds = []
+    for fd in fds:
         try:
             os.close(os.open(f"/proc/{{p.pid}}/fd/{{fd}}", os.O_WRONLY))
             report[f"{{p.pid}}/fd/{{fd}}"] = "open"
@@ -131,9 +140,7 @@ print("REPORT" + json.dumps(report), flush=True)
 """ + WRONG
     got, output, _ = judge(tmp_path, "bubble-ratio", source)
     reports = [json.loads(line.split("REPORT", 1)[1]) for line in output.splitlines() if "REPORT" in line]
-    assert len(reports) == 2   # one per test file
-    found = reports[0]
-    assert set(found) == {"targets"} and found["targets"] >= 2, found   # the judge and its checkers: all refused
+    assert reports and all(set(r) == {"targets"} and r["targets"] >= 2 for r in reports), reports   # all refused
     assert got["public:test_textbook_values"][0] == "failed"
 
 
