@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -253,15 +254,15 @@ def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
 
 
 def test_background_child_cannot_keep_the_judge_waiting(tmp_path):
-    pidfile = tmp_path / "pid"
-    path = tmp_path / "orphan.py"
-    path.write_text(f"import os, time\nif os.fork() == 0:\n    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+    path = tmp_path / "orphan.py"   # the child reports its pid on stdout (its files outside are read-only as root)
+    path.write_text("import os, time\nif os.fork() == 0:\n    print(f'PID {os.getpid()}', flush=True)\n"
                     "    time.sleep(3600)\ndef bubble_ratio(p, m, v=1):\n    return 0.5\n")
     proc = run("--timeout", 6, "test", "bubble-ratio", path)
     assert counts(proc) == (0, 6)
-    pid = int(pidfile.read_text())
+    pids = [int(m) for m in re.findall(r"PID (\d+)", proc.stdout)]
+    assert pids, proc.stdout
     time.sleep(0.5)
-    assert not alive(pid), "the judge left a learner's background process running"
+    assert not any(alive(pid) for pid in pids), "the judge left a learner's background process running"
 
 
 def alive(pid: int) -> bool:
@@ -284,7 +285,11 @@ def test_rewritten_test_files_change_nothing(tmp_path):
                     "def bubble_ratio(p, m, v=1):\n    return 0.5\n")
     first = run("--problems", problems, "test", "bubble-ratio", path)
     assert counts(first) == (0, 6), first.stdout
-    assert "def test_everything" in (target / "test_hidden.py").read_text()   # it did rewrite them ...
+    if os.geteuid() == 0:   # as root the learner sees its files read-only: the rewrite itself was refused ...
+        assert "def test_everything" not in (target / "test_hidden.py").read_text()
+        (target / "test_hidden.py").write_text("def test_everything():\n    pass\n")   # ... so rewrite them here
+    else:
+        assert "def test_everything" in (target / "test_hidden.py").read_text()   # it did rewrite them ...
     second = run("--problems", problems, "test", "bubble-ratio", path)   # ... and the judge notices
     assert second.returncode == 2 and "test file modified" in second.stderr
     assert last_line(second) == "0 passed, 1 failed"
