@@ -301,3 +301,13 @@ def test_files_outside_its_directory_are_read_only(tmp_path):
     got, _, _ = judge(tmp_path, "bubble-ratio", source)
     assert got["public:test_textbook_values"][0] == "passed", got
     assert target.read_bytes() == before and not (tmp_path / "outside").exists()
+
+
+def test_start_never_writes_through_a_symlink(tmp_path):
+    workspace, outside = tmp_path / "workspace", tmp_path / "elsewhere" / "planted.py"
+    workspace.mkdir()
+    (workspace / "bubble-ratio.py").symlink_to(outside)   # dangling: exists() is False
+    proc = subprocess.run([sys.executable, str(JUDGE), "--workspace", workspace, "start", "bubble-ratio"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "symlink" in proc.stderr
+    assert not outside.exists()
