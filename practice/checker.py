@@ -94,7 +94,10 @@ class Learner:
             return LearnerCrashed(f"提交的代码调用了 sys.exit({message[:100]})：进程不能提前退出 (exit)")
         if cls is KeyboardInterrupt:
             return LearnerCrashed("提交的代码被中断 (KeyboardInterrupt)")
-        e = cls(message[:OUTPUT_LIMIT])
+        try:
+            e = cls(message[:OUTPUT_LIMIT])
+        except Exception:  # noqa: BLE001  (a builtin whose constructor wants more, e.g. UnicodeDecodeError)
+            e = self.exception_class("submission", f"{cls.__name__}", [["builtins", "Exception"]])(message[:OUTPUT_LIMIT])
         frames = info.get("frames")
         e.learner_frames = [f for f in frames if type(f) is list and len(f) == 3] if type(frames) is list else []
         return e
