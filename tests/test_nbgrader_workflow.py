@@ -70,6 +70,21 @@ def bubble_ratio(p, m, v=1):   # wrong value, right errors: only the patched che
     print(f"one_f_one_b_order({p}, {m}, {stage})", file=sys.stderr)
     warnings.warn("noisy but right")
 """)},
+    # honest, stuck: an answer that never returns and ignores the interrupt sent at the cell's time limit
+    "stubborn": {"event_simulator": """\
+import signal
+import time
+
+
+class Deadlock(Exception):
+    pass
+
+
+def simulate(ranks, f, b, comm=0.0):   # Ctrl-C (SIGINT) cannot stop it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        time.sleep(0.01)
+"""},
     # In-kernel cheats (issue 13): a wrong answer plus a trick the kernel cannot stop; the regrade must flag them.
     "transformer": {"one_f_one_b_order": WRONG_1F1B + '''
 
@@ -401,6 +416,15 @@ def test_a_correct_answer_that_writes_to_stderr_keeps_its_points(graded):
     assert "noisy but right" in "".join(o.get("text", "") for o in tests.outputs)
 
 
+def test_a_cell_that_ignores_its_interrupt_costs_only_its_own_points(graded):
+    assignment = assignment_of("event_simulator")
+    score, max_score, per_cell = scores(graded, assignment, "stubborn")
+    assert per_cell["event_simulator_tests"][0] == 0 and score == max_score - per_cell["event_simulator_tests"][1], \
+        per_cell
+    tests = cells(autograded_notebook(graded, assignment, "stubborn"), grade_id="event_simulator_tests")[0]
+    assert any("ignored the interrupt" in o.get("evalue", "") for o in tests.outputs), tests.outputs
+
+
 def test_the_regrade_flags_every_in_kernel_cheat_and_no_honest_student(graded):
     assignment = assignment_of("one_f_one_b_order")
     start = time.monotonic()
@@ -420,6 +444,7 @@ def test_the_regrade_flags_every_in_kernel_cheat_and_no_honest_student(graded):
             # in the kernel the trick scored (nbgrader cannot stop it); outside, the wrong answer scores 0
             assert nbgrader_score == max_score and row["regrade"] == "0" and row["flag"] == "suspicious", row
             continue
-        honest = student not in ("untouched", "tampered")   # the cheaters' other answers are the reference ones
+        # the cheaters' other answers are the reference ones; the stubborn answer never returns, in or out of a kernel
+        honest = student not in ("untouched", "tampered") and (student, exercise) != ("stubborn", "event_simulator")
         assert float(row["regrade"]) == (max_score if honest else 0) == nbgrader_score, row
         assert row["flag"] == "", row
