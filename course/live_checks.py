@@ -181,100 +181,113 @@ def _judge(records, world_size: int, m: int, seed: int) -> None:
     what = f"p={world_size}, m={m}, seed={seed}"
     if type(records) is not list or len(records) != world_size or any(type(r) is not dict for r in records):
         raise CheckFailed(f"记录 (record) 的格式不对：期望 {world_size} 个 dict，得到 {show(records)}")
-    stages, inputs, targets = pipeline_problem(world_size, m, seed)
-    total = sum(loss_fn(torch.nn.Sequential(*stages)(x), y) for x, y in zip(inputs, targets)) / m
+    stages, inputs, _ = reference = pipeline_problem(world_size, m, seed)
+    total = sum(loss_fn(torch.nn.Sequential(*stages)(x), y) for x, y in zip(*reference[1:])) / m
     total.backward()
-    shape = [ROWS, WIDTH]
-    sent = {}   # (src, dst) -> digests, in order
+    streams = [_judge_rank(rank, rec, world_size, m, inputs, what) for rank, rec in enumerate(records)]
+    for rank in range(world_size - 1):   # what arrived is what was sent, message by message, both ways
+        for src, dst in ((rank, rank + 1), (rank + 1, rank)):
+            if streams[src]["send", dst] != streams[dst]["recv", src]:
+                raise CheckFailed(f"rank {dst} 从 rank {src} 收到的和 rank {src} 发出的不一致 ({what})")
     for rank, rec in enumerate(records):
-        if rec["refused"]:
-            raise CheckFailed(f"rank {rank} 调用了集合通信 (collective) {rec['refused'][0]} ({what})：流水线 (pipeline) "
-                              "只在相邻 stage 之间 send/recv 激活和梯度；不能 all_gather 权重、在每个 rank 上算整个模型")
-        order = [e[:2] for e in rec["events"] if e[0] in ("F", "B")]
-        expected = one_f_one_b(world_size, rank, m)
-        if order != expected:
-            text = lambda seq: " ".join(f"{k}{i}" for k, i in seq)  # noqa: E731
-            raise CheckFailed(f"rank {rank} 的 forward/backward 顺序不是 1F1B ({what})：\n  期望 (expected) "
-                              f"{text(expected)}\n  得到 (got)      {text(order)}\n  提示 (hint): rank r 先做 "
-                              "min(p-r-1, m) 个 forward，再一个 forward 一个 backward 交替，最后做完剩下的 backward")
-        comms = [e for e in rec["events"] if e[0] in _P2P]
-        neighbours = {("recv", rank - 1): "激活 (activations) 从上一个 rank 收到",
-                      ("send", rank + 1): "激活 (activations) 发给下一个 rank",
-                      ("recv", rank + 1): "梯度 (gradients) 从下一个 rank 收到",
-                      ("send", rank - 1): "梯度 (gradients) 发给上一个 rank"}
-        neighbours = {k: v for k, v in neighbours.items() if 0 <= k[1] < world_size}
-        for kind, peer, got_shape, dtype, _ in comms:
-            if (kind, peer) not in neighbours:
-                raise CheckFailed(f"rank {rank} {kind} 了 rank {peer} ({what})：流水线里每个 rank 只和相邻的 rank "
-                                  "(rank-1, rank+1) 通信")
-            if got_shape != shape or dtype != "torch.float64":
-                raise CheckFailed(f"rank {rank} 和 rank {peer} 之间 {kind} 了形状 (shape) {got_shape}、{dtype} 的张量 "
-                                  f"({what})：只传激活和梯度，形状 {shape}，float64")
-        stream = {key: [e for e in comms if (e[0], e[1]) == key] for key in neighbours}
-        for key, label in neighbours.items():
-            if len(stream[key]) != m:
-                raise CheckFailed(f"rank {rank}: {label} {len(stream[key])} 次，应该正好 m = {m} 次 ({what})")
-            if key[0] == "recv" and any(e[4] is None for e in stream[key]):
-                raise CheckFailed(f"rank {rank}: 从 rank {key[1]} 的 recv/irecv 在 train_step 结束时还没完成 "
-                                  f"(not completed) ({what})：irecv 要 wait()")
-            if key[0] == "send":
-                sent[rank, key[1]] = [e[4] for e in stream[key]]
-        _check_order(rank, rec["events"], neighbours, what)
-        fwd = {f["mb"]: f for f in rec["forwards"]}
-        bwd = {b["mb"]: b for b in rec["backwards"]}
-        for k in range(m):
-            source = digest(inputs[k]) if rank == 0 else stream["recv", rank - 1][k][4]
-            if fwd[k]["input"] != source:
-                raise CheckFailed(f"rank {rank} 第 {k} 个 forward 的输入 (stage input) 不是"
-                                  f"{'micro-batch inputs[%d]' % k if rank == 0 else f'第 {k} 次从 rank {rank - 1} 收到的激活'}"
-                                  f" ({what})：stage 要直接用收到的张量 (the received tensor) 做 forward")
-            if rank < world_size - 1:
-                if stream["send", rank + 1][k][4] != fwd[k]["output"]:
-                    raise CheckFailed(f"rank {rank} 第 {k} 次发给 rank {rank + 1} 的不是第 {k} 个 forward 的输出 "
-                                      f"(stage output) ({what})")
-                if bwd[k]["output_grad"] != stream["recv", rank + 1][k][4]:
-                    raise CheckFailed(f"rank {rank} 第 {k} 个 backward 用的输出梯度 (output gradient) 不是第 {k} 次从 "
-                                      f"rank {rank + 1} 收到的梯度 ({what})")
-            if rank > 0 and stream["send", rank - 1][k][4] != fwd[k]["input_grad"]:
-                raise CheckFailed(f"rank {rank} 第 {k} 次发给 rank {rank - 1} 的不是第 {k} 个 micro-batch 输入的梯度 "
-                                  f"(x.grad) ({what})")
-        for k, (got, param) in enumerate(zip(rec["grads"], stages[rank].parameters())):
-            if got is None:
-                raise CheckFailed(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})：backward 没有做到这个 stage")
-            want = param.grad
-            tensor = torch.tensor(got[1], dtype=getattr(torch, got[0].removeprefix("torch."), torch.float64))
-            ratio = tensor.abs().max().item() / want.abs().max().item() if want.abs().max().item() else None
-            hint = ("loss 要除以 m (loss scaling)：整个 batch 的 loss 是各 micro-batch loss 的平均"
-                    if ratio and abs(ratio - m) < 1e-3 * m else
-                    "对照单进程的参考梯度：send/recv 的是不是对应的 micro-batch？梯度有没有传回上一个 stage？")
-            assert_tensor_close(tensor, want, f"rank {rank} 参数 {k} 的梯度 (gradient) ({what})", hint,
-                                atol=1e-9, rtol=1e-7)
-    for (src, dst), digests in sent.items():   # what arrived is what was sent, message by message
-        kind = "recv"
-        if [e[4] for e in records[dst]["events"] if e[0] == kind and e[1] == src] != digests:
-            raise CheckFailed(f"rank {dst} 从 rank {src} 收到的和 rank {src} 发出的不一致 ({what})")
+        _judge_gradients(rank, rec["grads"], list(stages[rank].parameters()), m, what)
     last, ref_loss = records[-1]["loss"], total.item()
     if type(last) is not float or abs(last - ref_loss) > 1e-7 * abs(ref_loss) + 1e-12:
         raise CheckFailed(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref_loss!r}，得到 {show(last)} ({what})")
 
 
-def _check_order(rank: int, events: list, neighbours: dict, what: str) -> None:
-    """The k-th receive of an activation (gradient) is posted before the k-th forward (backward); the k-th send of
-    one after it."""
-    count = dict.fromkeys(neighbours, 0)
+def _streams(rank: int, world_size: int) -> dict:
+    """This rank's message streams: (kind, peer) -> (the step each message belongs to, what it carries)."""
+    streams = {("recv", rank - 1): ("F", "从上一个 rank 收到的激活 (activation)"),
+               ("send", rank + 1): ("F", "发给下一个 rank 的激活 (activation)"),
+               ("recv", rank + 1): ("B", "从下一个 rank 收到的梯度 (gradient)"),
+               ("send", rank - 1): ("B", "发给上一个 rank 的梯度 (gradient)")}
+    return {key: v for key, v in streams.items() if 0 <= key[1] < world_size}
+
+
+def _judge_rank(rank: int, rec: dict, world_size: int, m: int, inputs, what: str) -> dict:
+    """One rank's record: collectives, 1F1B order, its messages and what its stage computed on.  Returns the
+    digests of each of its streams, (kind, peer) -> [digest of message k]."""
+    if rec["refused"]:
+        raise CheckFailed(f"rank {rank} 调用了集合通信 (collective) {rec['refused'][0]} ({what})：流水线 (pipeline) "
+                          "只在相邻 stage 之间 send/recv 激活和梯度；不能 all_gather 权重、在每个 rank 上算整个模型")
+    order = [e[:2] for e in rec["events"] if e[0] in ("F", "B")]
+    expected = one_f_one_b(world_size, rank, m)
+    if order != expected:
+        text = lambda seq: " ".join(f"{k}{i}" for k, i in seq)  # noqa: E731
+        raise CheckFailed(f"rank {rank} 的 forward/backward 顺序不是 1F1B ({what})：\n  期望 (expected) "
+                          f"{text(expected)}\n  得到 (got)      {text(order)}\n  提示 (hint): rank r 先做 "
+                          "min(p-r-1, m) 个 forward，再一个 forward 一个 backward 交替，最后做完剩下的 backward")
+    streams = _streams(rank, world_size)
+    shape = [ROWS, WIDTH]
+    for kind, peer, got_shape, dtype, _ in (e for e in rec["events"] if e[0] in _P2P):
+        if (kind, peer) not in streams:
+            raise CheckFailed(f"rank {rank} {kind} 了 rank {peer} ({what})：流水线里每个 rank 只和相邻的 rank "
+                              "(rank-1, rank+1) 通信")
+        if got_shape != shape or dtype != "torch.float64":
+            raise CheckFailed(f"rank {rank} 和 rank {peer} 之间 {kind} 了形状 (shape) {got_shape}、{dtype} 的张量 "
+                              f"({what})：只传激活和梯度，形状 {shape}，float64")
+    digests = {key: [e[4] for e in rec["events"] if (e[0], e[1]) == key] for key in streams}
+    for key, (_, label) in streams.items():
+        if len(digests[key]) != m:
+            raise CheckFailed(f"rank {rank}: {label}有 {len(digests[key])} 个，应该正好 m = {m} 个 ({what})")
+        if key[0] == "recv" and None in digests[key]:
+            raise CheckFailed(f"rank {rank}: 从 rank {key[1]} 的 irecv 在 train_step 结束时还没完成 (not completed) "
+                              f"({what})：irecv 返回的 handle 要 wait()")
+    _judge_order(rank, rec["events"], streams, what)
+    fwd = {f["mb"]: f for f in rec["forwards"]}
+    bwd = {b["mb"]: b for b in rec["backwards"]}
+    for k in range(m):
+        received = digest(inputs[k]) if rank == 0 else digests["recv", rank - 1][k]
+        if fwd[k]["input"] != received:
+            source = f"inputs[{k}]" if rank == 0 else f"第 {k} 个{streams['recv', rank - 1][1]}"
+            raise CheckFailed(f"rank {rank} 第 {k} 个 forward 的输入 (stage input) 不是 {source} ({what})：stage 要直接用"
+                              "收到的张量 (the received tensor) 做 forward")
+        if rank < world_size - 1 and digests["send", rank + 1][k] != fwd[k]["output"]:
+            raise CheckFailed(f"rank {rank} 第 {k} 个发给 rank {rank + 1} 的不是第 {k} 个 forward 的输出 (stage output) "
+                              f"({what})")
+        if rank < world_size - 1 and bwd[k]["output_grad"] != digests["recv", rank + 1][k]:
+            raise CheckFailed(f"rank {rank} 第 {k} 个 backward 用的输出梯度 (output gradient) 不是第 {k} 个从 rank "
+                              f"{rank + 1} 收到的梯度 ({what})")
+        if rank > 0 and digests["send", rank - 1][k] != fwd[k]["input_grad"]:
+            raise CheckFailed(f"rank {rank} 第 {k} 个发给 rank {rank - 1} 的不是第 {k} 个 micro-batch 输入的梯度 "
+                              f"(x.grad) ({what})")
+    return digests
+
+
+def _judge_order(rank: int, events: list, streams: dict, what: str) -> None:
+    """Message k of a stream is received before step k (forward or backward) and sent after it."""
+    posted = dict.fromkeys(streams, 0)
     done = {"F": 0, "B": 0}
     for e in events:
         if e[0] in done:
             done[e[0]] += 1
-            for key in neighbours:
-                step = "F" if (key[0] == "recv") == (key[1] == rank - 1) else "B"
-                if key[0] == "recv" and step == e[0] and count[key] < done[step]:
-                    raise CheckFailed(f"rank {rank} 在第 {done[step] - 1} 个 {'forward' if step == 'F' else 'backward'} "
-                                      f"之前没有从 rank {key[1]} 接收 (recv) ({what})")
+            for key, (step, label) in streams.items():
+                if key[0] == "recv" and step == e[0] and posted[key] < done[step]:
+                    raise CheckFailed(f"rank {rank} 第 {done[step] - 1} 个 {'forward' if step == 'F' else 'backward'} "
+                                      f"之前还没有接收 (recv) 对应的{label} ({what})")
         else:
             key = (e[0], e[1])
-            count[key] += 1
-            step = "F" if key == ("send", rank + 1) else "B" if key == ("send", rank - 1) else None
-            if step and count[key] > done[step]:
-                raise CheckFailed(f"rank {rank} 在第 {count[key] - 1} 个 {'forward' if step == 'F' else 'backward'} "
-                                  f"之前就发给了 rank {key[1]} ({what})")
+            posted[key] += 1
+            step, label = streams[key]
+            if key[0] == "send" and posted[key] > done[step]:
+                raise CheckFailed(f"rank {rank} 第 {posted[key] - 1} 个 {'forward' if step == 'F' else 'backward'} "
+                                  f"还没做就发出了 (send) {label} ({what})")
+
+
+def _judge_gradients(rank: int, grads, params: list, m: int, what: str) -> None:
+    """The stage's parameter gradients against the single-process reference's."""
+    import torch  # noqa: PLC0415
+
+    for k, (got, param) in enumerate(zip(grads, params, strict=True)):
+        if got is None:
+            raise CheckFailed(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})：backward 没有做到这个 stage")
+        want = param.grad
+        tensor = torch.tensor(got[1], dtype=getattr(torch, got[0].removeprefix("torch."), torch.float64))
+        scale = want.abs().max().item()
+        ratio = tensor.abs().max().item() / scale if scale else None
+        hint = ("loss 要除以 m (loss scaling)：整个 batch 的 loss 是各 micro-batch loss 的平均"
+                if ratio and abs(ratio - m) < 1e-3 * m else
+                "对照单进程的参考梯度：send/recv 的是不是对应的 micro-batch？梯度有没有传回上一个 stage？")
+        assert_tensor_close(tensor, want, f"rank {rank} 参数 {k} 的梯度 (gradient) ({what})", hint, atol=1e-9,
+                            rtol=1e-7)

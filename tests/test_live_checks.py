@@ -162,3 +162,11 @@ def test_through_the_judge_the_all_gather_answer_scores_nothing(tmp_path):
     report = report[0] if isinstance(report, list) else report
     assert report["score"] == 0 and report["passed"] == 0
     assert all(r["verdict"] == "failed" and "集合通信 (collective)" in r["message"] for r in report["results"])
+
+
+def test_an_all_forwards_first_order_fails_as_not_1f1b(answer):
+    gpipe = (ROOT / "solutions" / "live-1f1b.py").read_text().replace(
+        "    warm = min(world_size - rank - 1, m)\n", "    warm = m   # GPipe: every forward first\n")
+    assert "GPipe" in gpipe
+    with pytest.raises(CheckFailed, match="顺序不是 1F1B"):
+        check_pipeline_step(answer(gpipe), world_size=3, m=3, seed=9)
