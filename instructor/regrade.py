@@ -224,8 +224,8 @@ def main(argv=None) -> int:
     write_csv(rows, out)
     failed = [r for r in rows if r.regrade is None]
     suspicious = [r for r in rows if r.flag]
-    students = len({r.student for r in rows})
-    print(f"regraded {args.assignment}: {students} students, {len(rows)} exercises in "
+    students, exercises_ = len({r.student for r in rows}), len({r.exercise for r in rows})
+    print(f"regraded {args.assignment}: {students} students x {exercises_} exercises in "
           f"{time.monotonic() - start:.0f} s -> {out}")
     for r in suspicious:
         print(f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}")
