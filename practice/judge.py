@@ -7,7 +7,7 @@
     python practice/judge.py test SLUG [FILE]     run public and hidden tests (exit 0 only when all pass)
     python practice/judge.py check                every solution passes, every starter fails (CI)
     python practice/judge.py doctor               what can run here (torch, gloo, cores)
-    python practice/judge.py sync                 regenerate starters and checksums from the sources
+    python practice/judge.py sync [--check]       regenerate starters and checksums (--check: only name what is stale)
 
 The exercises are read by practice/exercises.py; each test file runs in a trusted checker process while the
 submission runs in a separate, contained learner process (practice/sandbox.py, practice/checker.py,

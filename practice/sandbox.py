@@ -111,7 +111,8 @@ def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
           pool: ThreadPoolExecutor | None = None) -> Grade:
     """Grade the source file ``submission`` for ``problem``: every test of both files gets one verdict.
 
-    Raises JudgeError when the file is missing or a test or judge file differs from SHA256SUMS.
+    Raises JudgeError when the file is missing or a test or judge file differs from SHA256SUMS.  The calling
+    process becomes a child subreaper and non-dumpable (see the module docstring), for the rest of its life.
     """
     submission = Path(submission)
     if not submission.is_file():
