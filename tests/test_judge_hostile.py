@@ -311,3 +311,20 @@ def test_start_never_writes_through_a_symlink(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "symlink" in proc.stderr
     assert not outside.exists()
+
+
+@pytest.mark.live   # torch in two processes, twice (~30 s)
+def test_autograd_kept_in_a_dict_is_refused_but_importing_torch_is_fine(tmp_path):
+    cheat = ("import importlib\nimport torch\n"
+             "TOOLS = {'g': getattr(importlib.import_module('torch.' + 'auto' + 'grad'), 'gr' + 'ad')}\n"
+             "def linear_input_grad(grad_output, weight):\n"
+             "    x = torch.zeros(grad_output.shape[:-1] + (weight.shape[1],), dtype=weight.dtype, requires_grad=True)\n"
+             "    with torch.enable_grad():\n"
+             "        return TOOLS['g'](x @ weight.T, x, grad_output)[0]\n"
+             "def linear_weight_grad(grad_output, x):\n"
+             "    return grad_output.flatten(0, -2).T @ x.flatten(0, -2), grad_output.flatten(0, -2).sum(0)\n")
+    got, _, _ = judge(tmp_path, "linear-backward-split", cheat, 60)
+    assert verdicts(got) == {"failed"} and all("torch.autograd.grad" in m for _, m in got.values()), got
+    honest = "import torch\nimport torch.nn.functional as F\n" + (REPO / "solutions/linear-backward-split.py").read_text()
+    got, _, _ = judge(tmp_path, "linear-backward-split", honest, 60)
+    assert verdicts(got) == {"passed"}, got
