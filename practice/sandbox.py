@@ -13,8 +13,10 @@ For each test file (``run_test_file``):
    through /proc.
 4. The judge reads signed records from the checker with a deadline and a bounded buffer, and every 50 ms looks at
    the learner's whole process tree: more than ``MAX_PROCESSES`` processes or ``MAX_RESIDENT`` bytes resident in
-   total, and the tree is killed.  The judge is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so a process that
-   calls ``setsid()`` and loses its parent is re-parented to the judge and found there.
+   total, and the tree is killed (and the largest tree when all test files running at once hold more than
+   ``ALL_RESIDENT``; ``RLIMIT_NPROC`` bounds the processes of them all).  The judge is a child subreaper
+   (``PR_SET_CHILD_SUBREAPER``), so a process that calls ``setsid()`` and loses its parent is re-parented to the
+   judge and found there.
 5. At the end, on every path (normal, timeout, crash, the judge's own SIGINT/SIGTERM): the checker, the learner's
    process group, every process the watch saw in the tree and every orphan carrying this run's marker are killed,
    and the directory is removed.
@@ -53,6 +55,7 @@ OUTPUT_FILE_LIMIT = 32 << 20  # RLIMIT_FSIZE: the learner cannot fill the disk
 MEMORY_LIMIT = 4 << 30        # RLIMIT_AS per learner process
 MAX_PROCESSES = 64            # processes in one learner's tree at once (the watch kills it beyond)
 MAX_RESIDENT = min(6 << 30, psutil.virtual_memory().total // 2)   # bytes resident summed over that tree
+ALL_RESIDENT = psutil.virtual_memory().total // 2   # ... and over every tree of the test files running at once
 NPROC_LIMIT = 1024            # RLIMIT_NPROC margin above the user's tasks (the kernel's own fork bound)
 RECORDS_LIMIT = 4 << 20       # bytes of verdict records read from one checker
 CHECKER_GRACE = 3.0           # seconds the judge waits past the deadline for the checker's own verdict
@@ -142,6 +145,7 @@ class _Run:
         self.learner: subprocess.Popen | None = None
         self.seen: dict[int, float] = {}      # pid -> create time of every process the watch saw in the tree
         self.killed_for = ""
+        self.resident = 0                     # bytes resident in the tree at the last watch
         with _Run.lock:
             if _Run.aborting:
                 shutil.rmtree(self.work, ignore_errors=True)
@@ -166,12 +170,20 @@ class _Run:
                 resident += p.memory_info().rss
             except psutil.Error:
                 pass
+        self.resident = resident
+        with _Run.lock:
+            runs = list(_Run.active)
+        largest = max(runs, key=lambda r: r.resident)
         if len(tree) > MAX_PROCESSES:
             self.killed_for = (f"进程太多 (too many processes)：超过 {MAX_PROCESSES} 个，已全部终止 (killed)。"
                                "fork 炸弹 (fork bomb)？")
         elif resident > MAX_RESIDENT:
             self.killed_for = (f"内存太多 (out of memory)：所有进程合计超过 {MAX_RESIDENT >> 20} MiB，"
                                "已全部终止 (killed)。")
+        elif sum(r.resident for r in runs) > ALL_RESIDENT and not largest.killed_for:
+            largest.killed_for = (f"内存太多 (out of memory)：同时运行的测试合计超过 {ALL_RESIDENT >> 20} MiB，"
+                                  "占用最多的这一个已全部终止 (killed)。")
+            largest.kill_learner()
         if self.killed_for:
             self.kill_learner()
 
@@ -205,6 +217,7 @@ class _Run:
                     pass
             _reap(victims)
             if not alive:
+                self.resident = 0
                 return
             time.sleep(0.01)
 

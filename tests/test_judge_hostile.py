@@ -226,6 +226,28 @@ def test_memory_across_processes_is_bounded(tmp_path, monkeypatch):
     assert leftovers(tmp_path) == [] and [p for p in tmp_path.iterdir() if p.name.startswith("judge-")] == []
 
 
+def test_memory_of_test_files_running_at_once_is_bounded(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+    sys.path.insert(0, str(REPO))
+    from practice import exercises, sandbox
+    monkeypatch.setattr(sandbox, "ALL_RESIDENT", 250 << 20)   # each file stays under its own cap, not both together
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    path = tmp_path / "hog.py"
+    path.write_text("import time\nblock = bytearray(200 << 20)\nfor i in range(0, len(block), 4096):\n"
+                    "    block[i] = 1\ntime.sleep(60)\n")
+    problem = exercises.find(exercises.load_problems(), "bubble-ratio")
+    problem.timeout = 6   # the file that is not killed sleeps until its timeout
+    start = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        g = sandbox.grade(problem, path, pool=pool)
+    print(f"memory of two files: {time.monotonic() - start:.1f} s")
+    assert time.monotonic() - start < 6 + sandbox.CHECKER_GRACE + 5 and g.passed == 0
+    assert any("同时运行" in r.message for r in g.results), [r.message for r in g.results]
+    sandbox.sweep()
+    assert leftovers(tmp_path) == [] and [p for p in tmp_path.iterdir() if p.name.startswith("judge-")] == []
+
+
 def test_output_before_a_crash_is_shown(tmp_path):
     source = "import os\ndef bubble_ratio(p, m, v=1):\n    print('about to leave', p)\n    os._exit(3)\n"
     got, output, _ = judge(tmp_path, "bubble-ratio", source)
