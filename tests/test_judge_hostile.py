@@ -198,54 +198,52 @@ def test_fork_bomb_is_bounded(tmp_path):
     assert "too many processes" in got["public:test_textbook_values"][1]
 
 
-def test_memory_across_processes_is_bounded(tmp_path, monkeypatch):
-    sys.path.insert(0, str(REPO))
-    from practice import exercises, sandbox
-    monkeypatch.setattr(sandbox, "MAX_RESIDENT", 300 << 20)
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr("tempfile.tempdir", None)
+def grade_with_caps(tmp_path: Path, source: str, caps: dict, timeout: float) -> tuple[list, float]:
+    """Grade ``source`` for bubble-ratio with smaller caps, in a child process (grading makes its process a
+    subreaper for good: not the test runner's).  Returns [(verdict, message)] and seconds; asserts the cleanup."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     path = tmp_path / "hog.py"
-    path.write_text("import os, time\n"
-                    "def bubble_ratio(p, m, v=1):\n"
-                    "    for _ in range(4):\n"
-                    "        if os.fork() == 0:\n"
-                    "            block = bytearray(120 << 20)\n"   # 120 MiB each, resident (zeroed pages are written)
-                    "            for i in range(0, len(block), 4096):\n"
-                    "                block[i] = 1\n"
-                    "            time.sleep(60)\n"
-                    "    time.sleep(60)\n")
-    problem = exercises.find(exercises.load_problems(), "bubble-ratio")
-    problem.timeout = 20
-    test = problem.tests["test_public.py"]
-    start = time.monotonic()
-    run = sandbox.run_test_file(problem, test, path)
-    print(f"memory: {time.monotonic() - start:.1f} s")
-    assert time.monotonic() - start < 15
-    assert run.results[0].verdict == "crashed" and "out of memory" in run.results[0].message, run.results
-    sandbox.sweep()
-    assert leftovers(tmp_path) == [] and [p for p in tmp_path.iterdir() if p.name.startswith("judge-")] == []
+    path.write_text(source)
+    script = (f"import json, sys, time\nfrom concurrent.futures import ThreadPoolExecutor\n"
+              f"sys.path.insert(0, {str(REPO)!r})\nfrom practice import exercises, sandbox\n"
+              f"for k, v in {caps!r}.items():\n    setattr(sandbox, k, v)\n"
+              f"problem = exercises.find(exercises.load_problems(), 'bubble-ratio')\nproblem.timeout = {timeout}\n"
+              f"start = time.monotonic()\nwith ThreadPoolExecutor(2) as pool:\n"
+              f"    g = sandbox.grade(problem, {str(path)!r}, pool=pool)\nsandbox.sweep()\n"
+              f"print(json.dumps([time.monotonic() - start, [[r.verdict, r.message] for r in g.results]]))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD,
+                          env={**os.environ, "TMPDIR": str(tmp)})
+    assert proc.returncode == 0, proc.stderr
+    seconds, results = json.loads(proc.stdout.strip().splitlines()[-1])
+    time.sleep(0.2)
+    assert leftovers(tmp) == [] and list(tmp.iterdir()) == []
+    return results, seconds
 
 
-def test_memory_of_test_files_running_at_once_is_bounded(tmp_path, monkeypatch):
-    from concurrent.futures import ThreadPoolExecutor
-    sys.path.insert(0, str(REPO))
-    from practice import exercises, sandbox
-    monkeypatch.setattr(sandbox, "ALL_RESIDENT", 250 << 20)   # each file stays under its own cap, not both together
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr("tempfile.tempdir", None)
-    path = tmp_path / "hog.py"
-    path.write_text("import time\nblock = bytearray(200 << 20)\nfor i in range(0, len(block), 4096):\n"
-                    "    block[i] = 1\ntime.sleep(60)\n")
-    problem = exercises.find(exercises.load_problems(), "bubble-ratio")
-    problem.timeout = 6   # the file that is not killed sleeps until its timeout
-    start = time.monotonic()
-    with ThreadPoolExecutor(2) as pool:
-        g = sandbox.grade(problem, path, pool=pool)
-    print(f"memory of two files: {time.monotonic() - start:.1f} s")
-    assert time.monotonic() - start < 6 + sandbox.CHECKER_GRACE + 5 and g.passed == 0
-    assert any("同时运行" in r.message for r in g.results), [r.message for r in g.results]
-    sandbox.sweep()
-    assert leftovers(tmp_path) == [] and [p for p in tmp_path.iterdir() if p.name.startswith("judge-")] == []
+def test_memory_across_processes_is_bounded(tmp_path):
+    source = ("import os, time\n"
+              "def bubble_ratio(p, m, v=1):\n"
+              "    for _ in range(4):\n"
+              "        if os.fork() == 0:\n"
+              "            block = bytearray(120 << 20)\n"   # 120 MiB each, resident (zeroed pages are written)
+              "            for i in range(0, len(block), 4096):\n"
+              "                block[i] = 1\n"
+              "            time.sleep(60)\n"
+              "    time.sleep(60)\n")
+    results, seconds = grade_with_caps(tmp_path, source, {"MAX_RESIDENT": 300 << 20}, 20)
+    print(f"memory: {seconds:.1f} s")
+    assert seconds < 15
+    assert results[0][0] == "crashed" and "out of memory" in results[0][1], results
+
+
+def test_memory_of_test_files_running_at_once_is_bounded(tmp_path):
+    source = "import time\nblock = bytearray(200 << 20)\nfor i in range(0, len(block), 4096):\n    block[i] = 1\ntime.sleep(60)\n"
+    # each file stays under its own cap, not both together; the file that is not killed sleeps until its timeout
+    results, seconds = grade_with_caps(tmp_path, source, {"ALL_RESIDENT": 250 << 20}, 6)
+    print(f"memory of two files: {seconds:.1f} s")
+    assert seconds < 6 + 3 + 5 and "passed" not in {v for v, _ in results}
+    assert any("同时运行" in m for _, m in results), results
 
 
 def test_output_before_a_crash_is_shown(tmp_path):
