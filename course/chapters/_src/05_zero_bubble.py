@@ -529,6 +529,22 @@ explore(search_explorer, figsize=(12, 3.8), b=(0.5, 3.0, 1.0, 0.25), w=(0.25, 2.
         cap=(1.0, 8.0, 4.0, 0.5), exact=False)
 
 # %% [markdown]
+# **任务：** 保持 `b = 1`、`w = 1`，把 `cap` 从 8 往下拖。显存上限大到一定程度以后，再多给显存计划也不会变短。
+# 找出让 makespan 比 `cap = 8` 时更长的**最大**的 `cap`（滑块上 0.5 一格），写进 `answer_cap`。
+
+# %%
+answer_cap = None       # the largest cap on the slider whose searched makespan exceeds the one at cap 8
+
+# %%
+slider_caps = [1.0 + 0.5 * k for k in range(15)]
+by_cap = {c: search(4, 8, Costs(f=1, b=1, w=1, w_mem=0.5), c).makespan for c in slider_caps}
+roomy = by_cap[8.0]
+tight = max(c for c in slider_caps if by_cap[c] > roomy + 1e-9)
+md(reveal(answer_cap, tight, claim(all(abs(by_cap[c] - roomy) < 1e-9 for c in slider_caps if c > tight),
+          f"上限 {tight:g} 时计划还要更长；从 {tight + 0.5:g} 份起，搜到的 makespan 就是显存充裕时的 {roomy:g}："
+          "多出来的显存已经没有可以换的时间了。", by_cap=by_cap)))
+
+# %% [markdown]
 # ### 同样的显存，谁赢？
 #
 # 把手画的调度和搜索放在**同样的显存**下比：ZB-H1 用 $p$ 份激活，ZB-H2 用 $2p-1$ 份，V-Half（V 形放置，每卡两个 chunk）
