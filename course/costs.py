@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from operator import itemgetter, mul
 from typing import Sequence, Union
 
-from .plan import Overlap, Plan, Step, ops_of
+from .plan import KINDS, Op, Overlap, Plan, Step, ops_of
 
 Value = Union[float, Sequence[float]]
+_KIND, _MB, _STAGE, _KIND_STAGE = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(0, 2)   # an Op's fields
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,24 @@ class Costs:
 
     def durations(self, plan: Plan) -> list[list[float]]:
         """How long each step of each rank lasts, in cost units: ``durations(plan)[r][i]`` for
-        ``plan.ranks[r][i]`` (see :meth:`step_duration`)."""
-        table = self.stage_tables(plan)
-        scale = [self.scale(i) for i in range(plan.m)]
-        return [[self._duration(table, scale, step) for step in steps] for steps in plan.ranks]
+        ``plan.ranks[r][i]`` (see :meth:`step_duration`).  A rank of plain ops is looked up in C (10^5 steps
+        at a time): each op's (kind, stage) in one table, times its micro-batch's scale when there are scales."""
+        table, scale = self._op_table(plan), self._scales(plan)
+        out = []
+        for steps in plan.ranks:
+            if not set(map(type, steps)) <= {Op}:
+                out.append([self._duration(table, scale, step) for step in steps])
+                continue
+            stages = set(map(_STAGE, steps))
+            if len(stages) == 1:                 # one stage on the rank: look up by kind alone (cheaper)
+                by_kind = {kind: t for (kind, s), t in table.items() if s in stages}
+                row = list(map(by_kind.__getitem__, map(_KIND, steps)))
+            else:
+                row = list(map(table.__getitem__, map(_KIND_STAGE, steps)))
+            if scale is not None:
+                row = list(map(mul, row, map(scale.__getitem__, map(_MB, steps))))
+            out.append(row)
+        return out
 
     def step_duration(self, plan: Plan, step: Step) -> float:
         """How long one step lasts, in cost units: the one place that says it.
@@ -84,14 +100,26 @@ class Costs:
         An op lasts its stage's share of ``f``, ``b`` or ``w``; B is the full backward (``b + w``) in a plan
         without W ops.  An overlapped pair lasts ``overlap`` x (its two ops).  Each op is multiplied by its
         micro-batch's scale.  For every step of a plan at once, :meth:`durations` reads the tables once."""
-        return self._duration(self.stage_tables(plan), {op.mb: self.scale(op.mb) for op in ops_of(step)}, step)
+        scale = None if self.mb_scale is None else {op.mb: self.scale(op.mb) for op in ops_of(step)}
+        return self._duration(self._op_table(plan), scale, step)
 
     def _duration(self, table: dict, scale, step: Step) -> float:
-        """``step``'s duration from per-stage ``table`` and ``scale[mb]``, each micro-batch's multiplier."""
+        """``step``'s duration from ``table[(kind, stage)]`` and ``scale[mb]``, each micro-batch's multiplier
+        (None: every scale is 1)."""
         if type(step) is Overlap:
             a, b = step
-            return self.overlap * (table[a.kind][a.stage] * scale[a.mb] + table[b.kind][b.stage] * scale[b.mb])
-        return table[step.kind][step.stage] * scale[step.mb]
+            return self.overlap * (self._duration(table, scale, a) + self._duration(table, scale, b))
+        kind, mb, stage = step
+        return table[kind, stage] if scale is None else table[kind, stage] * scale[mb]
+
+    def _op_table(self, plan: Plan) -> dict[tuple[str, int], float]:
+        """{(kind, stage): how long that op lasts at micro-batch scale 1} for this plan."""
+        tables = self.stage_tables(plan)
+        return {(kind, s): t for kind in KINDS for s, t in tables[kind].items()}
+
+    def _scales(self, plan: Plan) -> list[float] | None:
+        """Each micro-batch's multiplier, or None when there are none (every scale is 1)."""
+        return None if self.mb_scale is None else [self.scale(i) for i in range(plan.m)]
 
     def stage_tables(self, plan: Plan, split_backward: bool | None = None) -> dict[str, dict[int, float]]:
         """Per-stage durations {"F": {stage: t}, "B": ..., "W": ..., "act": ...} for this plan.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import heapq
 from contextlib import contextmanager
+from itertools import chain
 
 import numpy as np
 
@@ -115,15 +116,18 @@ class CompiledPlan:
         """Run the plan under ``costs``; return its Timeline.  Raises DeadlockError when it cannot finish."""
         costs = costs or Costs()
         plan = self.plan
-        dur = np.zeros(self.size)                # a pair's first op and its relay take no time
-        dur[self.span_entries] = [d for row in costs.durations(plan) for d in row]
+        dur = list(chain.from_iterable(costs.durations(plan)))
+        if len(dur) < self.size:                 # pairs: their first op and their relay take no time
+            spans = np.zeros(self.size)
+            spans[self.span_entries] = dur
+            dur = spans.tolist()
         delay = (self.cross * float(costs.comm)).tolist() if costs.comm else [0.0] * self.size
         with _gc_paused():
-            begin, end, pos = _run(self.dep, delay, dur.tolist(), self.start, self.stop, plan.p)
+            begin, end, pos = _run(self.dep, delay, dur, self.start, self.stop, plan.p)
         if pos != self.stop:
             raise self._deadlock(pos, end)
         starts, ends, at = [], [], 0
-        spans = self.span_entries.tolist()
+        spans = self.span_entries.tolist() if len(self.span_entries) < self.size else None
         for steps, lo, hi in zip(plan.ranks, self.start, self.stop):
             if hi - lo == len(steps):            # no pairs on this rank: its entries are its steps
                 starts.append(begin[lo:hi])

@@ -5,6 +5,7 @@ wrong and what is allowed; Ctrl-C prints "interrupted" and exits 130 (see ``cour
 from __future__ import annotations
 
 import importlib
+import sys
 
 from ..command import Parser, UsageError, run_guarded  # noqa: F401  (UsageError: part of this API)
 from .args import number_list, positive_int  # noqa: F401  (re-exported for subcommands written before args)
@@ -13,12 +14,13 @@ from .args import number_list, positive_int  # noqa: F401  (re-exported for subc
 COMMANDS = ("schedules", "plan", "sim", "live", "partition", "order", "memory", "search")
 
 
-def build_parser() -> Parser:
+def build_parser(commands: tuple[str, ...] = COMMANDS) -> Parser:
+    """The parser of ``commands`` (default: all of them)."""
     parser = Parser(prog="python -m course", description="Pipeline-parallelism course: simulate, run and study "
                     "pipeline schedules.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for name in COMMANDS:
+    for name in commands:
         importlib.import_module(f".{name}", __name__).add_parser(sub)
     return parser
 
@@ -28,5 +30,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # A run names its subcommand first: declaring that one alone spares importing what the others need to declare
+    # their flags (the live options, the ordering policies, the search).  --help or a typo gets every command.
+    args = build_parser(tuple(argv[:1]) if argv[:1] and argv[0] in COMMANDS else COMMANDS).parse_args(argv)
     return args.run(args)
