@@ -44,7 +44,8 @@ class LibraryUsed(BaseException):
 class Learner:
     """The checker's end of the two pipes to the learner process."""
 
-    def __init__(self, requests: int, replies: int, deadline: float, names: list[str], forbid: list[str], wire):
+    def __init__(self, requests: int, replies: int, deadline: float, names: list[str],
+                 forbid: dict[str, list[str]], wire):
         self.requests, self.replies, self.deadline = requests, replies, deadline
         self.names, self.forbid, self.wire = names, forbid, wire
         self.dead: BaseException | None = None

@@ -5,15 +5,16 @@ directory that holds only ``submission.py``.  Nothing this process says is trust
 no key.  It only turns requests into calls of the learner's functions and their results (or exceptions) into plain
 data (practice/wire.py).  Requests, one frame each::
 
-    {"op": "import", "names": [...], "forbid": [modules]}  ->  {"ok": {name: {"kind": ...}}}
+    {"op": "import", "names": [...], "forbid": {function: [modules]}}  ->  {"ok": {name: {"kind": ...}}}
     {"op": "call", "name": f, "args": [...], "kwargs": {...}}  ->  {"ok": value} | {"raised": exception}
     {"op": "not_using", "name": f, "modules": [...], "names": [...]}  ->  {"ok": message or None}
     {"op": "run", "runner": "course.module:function", "name": f, "args": [...]}  ->  runner(f, *args)
     {"op": "exit"}
 
 Before the submission is imported, every function of the modules in ``forbid`` (already imported or imported later)
-is replaced by a guard that raises ``ForbiddenCall`` when the learner's file is on the call stack, and the reply
-says so (the checker then fails the test).  This is the run-time half of "don't call the library"; the static half
+is replaced by a guard that raises ``ForbiddenCall`` when the learner's file is on the call stack while a learner
+function that must not use that module runs (``forbid`` maps each such function to its modules, "*" to every
+function), and the reply says so (the checker then fails the test).  This is the run-time half of "don't call the library"; the static half
 is ``course.checks.assert_not_using``.  Both run in this process, so code set on dismantling them can; they stop the
 routes a learner takes by accident or by a quick trick (``importlib``, a reference kept in a dict).
 """
@@ -65,12 +66,13 @@ def main() -> None:
                 sys.stdout.flush()
                 os._exit(0)
             if op == "import":
-                guard.install([m for m in request.get("forbid", ()) if type(m) is str])
+                guard.install(request.get("forbid") if type(request.get("forbid")) is dict else {})
                 module = importlib.import_module("submission")
                 reply = {"ok": {n: describe(getattr(module, n)) for n in request.get("names", ())
                                 if type(n) is str and hasattr(module, n)}}
             elif op in ("call", "not_using", "run"):
                 fn = getattr(module, request["name"])
+                guard.enter(request["name"])
                 if op == "call":
                     args, kwargs = wire.decode(request["args"]), wire.decode(request["kwargs"])
                     reply = {"ok": fn(*args, **kwargs)}
@@ -210,9 +212,13 @@ class Guard(importlib.abc.MetaPathFinder):
 
     def __init__(self, submission_file: str):
         self.file, self.modules, self.used = submission_file, (), []
+        self.by_function: dict[str, tuple[str, ...]] = {}
+        self.active: tuple[str, ...] = ()     # the modules the learner function being called must not use
 
-    def install(self, modules: list[str]) -> None:
-        self.modules = tuple(modules)
+    def install(self, forbid: dict) -> None:
+        self.by_function = {str(k): tuple(m for m in v if type(m) is str) for k, v in forbid.items()
+                            if type(v) is list}
+        self.modules = tuple({m for mods in self.by_function.values() for m in mods})
         if not self.modules:
             return
         for name, module in list(sys.modules.items()):
@@ -220,8 +226,12 @@ class Guard(importlib.abc.MetaPathFinder):
                 self.wrap(module)
         sys.meta_path.insert(0, self)
 
-    def forbidden(self, name: str) -> bool:
-        return any(name == m or name.startswith(m + ".") for m in self.modules)
+    def enter(self, function: str) -> None:
+        """A request calls the learner's ``function``: refuse what it (or every function, "*") must not use."""
+        self.active = self.by_function.get(function, ()) + self.by_function.get("*", ())
+
+    def forbidden(self, name: str, modules: tuple[str, ...] | None = None) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in (self.modules if modules is None else modules))
 
     def find_spec(self, name, path, target=None):   # a forbidden module imported later is guarded too
         if not self.forbidden(name):
@@ -243,9 +253,11 @@ class Guard(importlib.abc.MetaPathFinder):
                 setattr(module, key, self.guarded(f"{module.__name__}.{key}", value))
 
     def guarded(self, qualname: str, fn):
-        guard, file = self, self.file
+        guard, file, module = self, self.file, qualname.rpartition(".")[0]
 
         def call(*args, **kwargs):
+            if not guard.forbidden(module, guard.active):
+                return fn(*args, **kwargs)
             frame = sys._getframe(1)
             while frame is not None:   # the nearest of: the learner's file (refuse) or an import in progress (allow)
                 name = frame.f_code.co_filename
