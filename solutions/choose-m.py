@@ -6,8 +6,8 @@ import math
 def choose_m(p, batch, t0, c, act=0.0, cap=None):
     """The divisor m of ``batch`` with the shortest 1F1B iteration (smallest m on ties) whose rank-0 peak fits ``cap``.
 
-    A micro-batch of b samples takes t0 + c*b forward and twice that backward on every stage; rank 0 keeps
-    min(m, p) micro-batches of act*b bytes at its peak.  Raises ValueError for bad arguments or when no m fits.
+    A micro-batch of b samples takes t0 + c*b forward and twice that backward on every stage and keeps act*b bytes
+    of activations while it is alive.  Raises ValueError for bad arguments or when no m fits.
     """
     ### BEGIN SOLUTION
     for name, value in (("p", p), ("batch", batch)):
