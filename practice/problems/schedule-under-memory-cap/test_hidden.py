@@ -27,7 +27,7 @@ def check(p, m, f, b, w, cap, w_mem, what):
         assert_true(peak <= cap + 1e-9, f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了上限 {cap:g}")
     ref = search(p, m, costs, cap).makespan
     assert_true(tl.makespan <= MARGIN * ref * (1 + 1e-9),
-                f"{what}: makespan {tl.makespan:.4g} 超过了 course.search 的 {ref:.4g} 的 {MARGIN} 倍",)
+                f"{what}: makespan {tl.makespan:.4g} 超过了 course.search 的 {ref:.4g} 的 {MARGIN} 倍")
 
 
 def test_one_rank_and_tight_caps():
