@@ -19,7 +19,12 @@ test: $(STAMP)           ## set up (first run) and run the whole test suite
 	sh tests/browser/setup.sh
 	$(PY) -m pytest
 
-check: $(STAMP)          ## every reference solution passes, every starter fails
+check: $(STAMP)          ## every generated file is current (one pass, each stale file named), then solutions pass, starters fail
+	@stale=0; \
+	$(PY) course/chapters/_src/build.py --check || stale=1; \
+	$(PY) instructor/generate.py --check || stale=1; \
+	$(PY) practice/judge.py sync --check || stale=1; \
+	if [ $$stale = 1 ]; then echo "check: generated files are out of date (see above)"; exit 1; fi
 	$(PY) practice/judge.py check
 
 bench: $(STAMP)          ## benchmarks: ratios against anchors measured in the same run

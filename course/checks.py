@@ -127,6 +127,34 @@ def assert_raises(exc_type: type, fn, *args, what: str = "", hint: str = "", **k
                       + (f"\n  提示 (hint): {hint}" if hint else ""))
 
 
+# ---- the boundary to the learner's process (practice/checker.py) -------------------------------------------------
+
+class Remote:
+    """Base of the judge's stand-ins for a learner's function that lives in another process (practice/checker.py).
+
+    ``not_using(modules, names)`` runs the static analysis there; ``run_with(runner, args)`` calls the library
+    function ``runner`` there with the learner's function as its first argument.  Both return plain data.
+    """
+
+    def not_using(self, modules: tuple, names: tuple):
+        raise NotImplementedError
+
+    def run_with(self, runner: str, args: tuple):
+        raise NotImplementedError
+
+
+def in_learner(runner: str, func, *args):
+    """``runner(func, *args)`` where the learner's code lives, for a check that must run the learner's code in
+    several processes (live-1f1b).  ``runner`` is ``"course.module:function"``; its result must be plain data
+    (practice/wire.py).  In the judge ``func`` is a Remote and this runs in the learner's process; in a notebook it
+    runs here."""
+    if isinstance(func, Remote):
+        return func.run_with(runner, args)
+    import importlib
+    module, _, name = runner.partition(":")
+    return getattr(importlib.import_module(module), name)(func, *args)
+
+
 # ---- tensors (torch is imported by the caller before the learner's code; we only look it up) ------------------
 
 _TORCH: dict = {}
@@ -174,8 +202,26 @@ def assert_not_using(func, *modules: str, names: tuple[str, ...] = ()) -> None:
     """Fail when ``func`` (or a helper it calls from the same namespace) uses one of ``modules`` or one of ``names``.
 
     Static: follows the names the code refers to (co_names, nested code objects) through ``func.__globals__``.
-    Works for a module ``submission`` and for a notebook cell alike.
+    Works for a module ``submission`` and for a notebook cell alike.  For the judge's stand-in of a learner's
+    function (a ``Remote``) the analysis runs in the learner's process, where the function lives; there the
+    judge also makes the functions of ``modules`` raise while the learner's code runs.
     """
+    message = func.not_using(modules, names) if isinstance(func, Remote) else not_using_message(func, *modules,
+                                                                                                 names=names)
+    if message is not None:
+        raise CheckFailed(message if _type(message) is str else "assert_not_using: malformed answer")
+
+
+def not_using_message(func, *modules: str, names: tuple[str, ...] = ()) -> str | None:
+    """What ``assert_not_using`` would fail with, or None (runs where ``func`` lives)."""
+    try:
+        _not_using(func, modules, names)
+    except CheckFailed as e:
+        return str(e)
+    return None
+
+
+def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
     seen: set = set()
 
     def forbidden(obj) -> str | None:
@@ -230,194 +276,3 @@ def assert_not_using(func, *modules: str, names: tuple[str, ...] = ()) -> None:
     if _type(func) is not _FunctionType:
         raise CheckFailed(f"期望一个 Python 函数 (function)，得到 {_type_name(_type(func))}")
     visit_function(func, f"{func.__name__}()")
-
-
-# ---- live jobs: several gloo processes -------------------------------------------------------------------------
-
-class LearnerError(RuntimeError):
-    """An exception raised inside the learner's code in a worker process (its traceback is in the message)."""
-
-
-def run_workers(target, world_size: int, args: tuple = (), timeout: float = 20.0) -> list:
-    """Run ``target(rank, world_size, *args)`` on ``world_size`` gloo processes; return each rank's return value.
-
-    Uses the course's launcher (``course.live.launch``: warm zygote, deadlock detection within seconds) when every
-    function involved is importable; functions defined in a notebook cell (``__main__``) cannot reach its workers,
-    so those jobs are forked from this process instead.  A deadlock or a job slower than ``timeout`` fails the
-    check with a clear message and no worker survives; a worker exception becomes a LearnerError with its traceback.
-    """
-    if _all_importable((target,) + tuple(args)):
-        from course.live import launcher  # noqa: PLC0415  (torch only when a live check runs)
-        try:
-            return launcher.launch(target, world_size, args, timeout, echo=False)
-        except launcher.JobTimeout as e:
-            kind = "死锁 (deadlock)" if _type(e) is launcher.DeadlockDetected else f"超时 (timeout, {timeout:g} s)"
-            raise CheckFailed(f"{kind}：作业没有完成，已终止所有进程 (killed)。各 rank 当时在做什么：\n{e}\n" + _DEADLOCK_HINT) \
-                from None
-        except launcher.WorkerError as e:
-            raise LearnerError(str(e)[-3000:]) from None
-    return _fork_workers(target, world_size, args, timeout)
-
-
-_DEADLOCK_HINT = ("  提示 (hint): 每个 send 都要有对应的 recv；两个进程都先做阻塞的 (blocking) send 或 recv 会互相等待。"
-                  "发送用 dist.isend，在这一步结束前 wait()。")
-
-
-def _all_importable(objs) -> bool:
-    return all(getattr(o, "__module__", None) not in (None, "__main__") and "<locals>" not in o.__qualname__
-               for o in objs if callable(o))
-
-
-def _fork_workers(target, world_size: int, args: tuple, timeout: float) -> list:
-    """Fork ``world_size`` workers from this process (works for notebook-defined functions)."""
-    import pickle
-    import tempfile
-    import multiprocessing
-    from multiprocessing.connection import wait
-
-    # torch imports this lazily on the first backward(gradient) (~2 s): once here, not once per forked worker.
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
-    ctx = multiprocessing.get_context("fork")
-    store = tempfile.mkdtemp(prefix="pp-gloo-")
-    conns, procs = [], []
-    for rank in _range(world_size):
-        recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(target, rank, world_size, args, store, timeout, send), daemon=True)
-        proc.start()
-        send.close()
-        conns.append(recv)
-        procs.append(proc)
-    results: dict = {}
-    deadline = _monotonic() + timeout
-    try:
-        while _len(results) < world_size:
-            left = deadline - _monotonic()
-            ready = wait([c for r, c in enumerate(conns) if r not in results], timeout=max(left, 0))
-            if not ready:
-                waiting = [r for r in _range(world_size) if r not in results]
-                raise CheckFailed(f"死锁 (deadlock) 或太慢：rank {waiting} 在 {timeout:g} 秒内没有完成，"
-                                  f"已终止所有进程 (killed)。\n{_DEADLOCK_HINT}")
-            for c in ready:
-                rank = conns.index(c)
-                try:
-                    status, payload = pickle.loads(c.recv_bytes())
-                except (EOFError, OSError):
-                    procs[rank].join(2)
-                    raise LearnerError(f"rank {rank} 的进程退出了 (exited, code {procs[rank].exitcode})，没有返回结果")
-                if status == "error":
-                    raise LearnerError(f"rank {rank} 出错 (raised):\n{payload}")
-                results[rank] = payload
-        return [results[r] for r in _range(world_size)]
-    finally:
-        for proc in procs:
-            if proc.is_alive():
-                proc.kill()
-            proc.join(5)
-        for c in conns:
-            c.close()
-        import shutil
-        shutil.rmtree(store, ignore_errors=True)
-
-
-def _worker(target, rank, world_size, args, store, timeout, conn) -> None:
-    import pickle
-    import traceback
-    from datetime import timedelta
-    try:
-        import torch
-        import torch.distributed as dist
-        torch.set_num_threads(1)
-        dist.init_process_group("gloo", init_method=f"file://{store}/store", rank=rank, world_size=world_size,
-                                timeout=timedelta(seconds=timeout + 30))
-        try:
-            out = ("ok", target(rank, world_size, *args))
-        finally:
-            dist.destroy_process_group()
-    except BaseException as e:  # noqa: BLE001  (everything goes back to the parent)
-        out = ("error", "".join(traceback.format_exception(_type(e), e, e.__traceback__, limit=-6))[-3000:])
-    conn.send_bytes(pickle.dumps(out))
-    conn.close()
-    os._exit(0)   # skip atexit handlers inherited from the forking parent
-
-
-from time import monotonic as _monotonic  # noqa: E402
-
-
-# ---- the live 1F1B exercise: a learner's per-stage step against a single-process reference ----------------------
-
-def check_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout: float = 30.0,
-                        hidden: int = 8, rows: int = 3) -> None:
-    """Run ``train_step`` on ``world_size`` gloo processes (one Linear+Tanh stage each) and check it.
-
-    Checks, per rank: the parameter gradients equal a single-process reference of the whole model (the batch
-    loss is the mean over micro-batches, so each micro-batch's loss is scaled by 1/m); the order of forwards and
-    backwards is 1F1B's; the last rank returns the batch loss.  A deadlock fails fast, after ``timeout``.
-    """
-    out = run_workers(_pipeline_worker, world_size, (train_step, m, seed, hidden, rows), timeout)
-    what = f"p={world_size}, m={m}, seed={seed}"
-    ref_grads, ref_loss = out[0]["reference"]
-    for rank, res in enumerate(out):
-        warm = min(world_size - rank - 1, m)
-        order = ["F"] * warm + ["F", "B"] * (m - warm) + ["B"] * warm
-        if res["log"] != order:
-            raise CheckFailed(f"rank {rank} 的执行顺序不是 1F1B ({what})：期望 (expected) {''.join(order)}，"
-                              f"得到 (got) {''.join(res['log'])}\n  提示 (hint): rank r 先做 min(p-r-1, m) 个 forward，"
-                              "再一个 forward 一个 backward 交替，最后做完剩下的 backward")
-        for k, (got, want) in enumerate(_zip(res["grads"], ref_grads[rank])):
-            if got is None:
-                raise CheckFailed(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})：backward 没有做到这个 stage")
-            hint = "loss 要除以 m (loss scaling)：整个 batch 的 loss 是各 micro-batch loss 的平均"
-            ratio = _grad_ratio(got, want)
-            assert_tensor_close(got, want, f"rank {rank} 参数 {k} 的梯度 (gradient) ({what})",
-                                hint if ratio and _isclose(ratio, m, rel_tol=1e-3) else
-                                "对照单进程的参考梯度：send/recv 的是不是对应的 micro-batch？梯度有没有传回上一个 stage？",
-                                atol=1e-9, rtol=1e-7)
-    last = out[-1]["loss"]
-    if _type(last) is not float or not _isclose(last, ref_loss, rel_tol=1e-7, abs_tol=1e-12):
-        raise CheckFailed(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref_loss!r}，得到 {show(last)} ({what})")
-
-
-def _grad_ratio(got, want):
-    T = _torch_primitives()
-    den = T["item"](T["amax"](T["abs"](want)))
-    return T["item"](T["amax"](T["abs"](got))) / den if den else None
-
-
-def _pipeline_problem(world_size: int, m: int, seed: int, hidden: int, rows: int):
-    import torch
-    gen = torch.Generator().manual_seed(seed)
-    stages = []
-    for _ in _range(world_size):
-        lin = torch.nn.Linear(hidden, hidden, dtype=torch.float64)
-        with torch.no_grad():
-            lin.weight.copy_(torch.randn(hidden, hidden, generator=gen, dtype=torch.float64) / hidden ** 0.5)
-            lin.bias.copy_(torch.randn(hidden, generator=gen, dtype=torch.float64) * 0.1)
-        stages.append(torch.nn.Sequential(lin, torch.nn.Tanh()))
-    inputs = [torch.randn(rows, hidden, generator=gen, dtype=torch.float64) for _ in _range(m)]
-    targets = [torch.randn(rows, hidden, generator=gen, dtype=torch.float64) for _ in _range(m)]
-    return stages, inputs, targets
-
-
-def _pipeline_worker(rank, world_size, train_step, m, seed, hidden, rows):
-    import torch
-    stages, inputs, targets = _pipeline_problem(world_size, m, seed, hidden, rows)
-    stage, log = stages[rank], []
-
-    def on_forward(module, args, output):
-        log.append("F")
-        if output.requires_grad:
-            output.register_hook(lambda grad: log.append("B"))
-
-    stage.register_forward_hook(on_forward)
-    loss = train_step(stage, rank, world_size, m, (rows, hidden), inputs if rank == 0 else None,
-                      targets if rank == world_size - 1 else None, torch.nn.functional.mse_loss)
-    result = {"log": log, "loss": loss if _type(loss) in (float, type(None)) else f"<{_type_name(_type(loss))}>",
-              "grads": [None if q.grad is None else q.grad.detach().clone() for q in stage.parameters()]}
-    if rank == 0:   # the single-process reference, computed here so the parent never runs torch before forking
-        ref_stages, ref_inputs, ref_targets = _pipeline_problem(world_size, m, seed, hidden, rows)
-        model = torch.nn.Sequential(*ref_stages)
-        total = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in _zip(ref_inputs, ref_targets)) / m
-        total.backward()
-        result["reference"] = ([[q.grad.detach().clone() for q in s.parameters()] for s in ref_stages],
-                               total.item())
-    return result

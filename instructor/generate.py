@@ -6,7 +6,8 @@
 Each exercise is `practice/problems/<slug>/` (problem.md, test_public.py, test_hidden.py) plus
 `solutions/<slug>.py`; the local judge reads the same files, so nbgrader and the judge run the same tests.
 A chapter notebook opens with a locked setup cell (it imports the modules named in `requires` and `course.checks`
-before any learner code runs, and defines `load_submission`); then each exercise becomes three cells:
+before any learner code runs, and gets `load_submission` and `course_untouched` from `course.notebook_setup`); then
+each exercise becomes three cells:
 
 - the statement (markdown, locked);
 - the solution cell: `solutions/<slug>.py` as is (its `### BEGIN SOLUTION` blocks become the code stub on release);
@@ -19,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -47,114 +46,46 @@ INTRO = """\
 本地自测也可以用 `python practice/judge.py test <slug>`（题目 slug 写在每道题的标题下）。"""
 
 # The setup cell runs first and is locked (nbgrader restores it on autograde). As in the judge, the checks are
-# imported before any learner code (they capture genuine primitives: math.isclose, ...), the course library is
-# fingerprinted, and a test cell whose answer changed it fails. The solution cell becomes a real file, so a spawned
-# worker process can import it.
-SETUP = '''\
+# imported before any learner code (they capture genuine primitives: math.isclose, ...); course.notebook_setup
+# records the course library, so a test cell whose answer changed it fails, and turns solution cells into the module
+# the tests import (a real file, so a spawned worker process can import it).
+SETUP = """\
 # 准备：先运行这个单元格 (setup: run this cell first)
-import atexit, importlib, linecache, os, shutil, sys, tempfile, types
 {imports}import course.checks
+import course.notebook_setup
+
+load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 
 
-def _course_fingerprint():
-    """Every function (with its code and defaults) and class of the loaded `course` modules."""
-    return {{(name, key): (module, value) + tuple(getattr(value, a, None) for a in ("__code__", "__defaults__"))
-            for name, module in list(sys.modules.items()) if name.split(".")[0] == "course" and module
-            for key, value in list(vars(module).items()) if isinstance(value, (type, types.FunctionType))}}
+sys.path.insert(0, str(ROOT))   # the repository, so that the exercise catalogue imports as `practice.exercises`
+from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
 
 
-_course = _course_fingerprint()
-_submission_dirs = []
-
-
-def load_submission(*names):
-    """Make the cells that define `names` the module `submission` the tests import."""
-    cells = []
-    for name in names:
-        obj = globals().get(name)
-        functions = vars(obj).values() if isinstance(obj, type) else [obj]
-        for code in [getattr(f, "__code__", None) for f in functions]:
-            if code and linecache.getlines(code.co_filename) and code.co_filename not in cells:
-                cells.append(code.co_filename)
-    if not cells:
-        raise NameError(f"找不到 {{', '.join(names)}}：请先运行上面的解答单元格 (run the solution cell above first)")
-    directory = tempfile.mkdtemp(prefix="submission-")
-    atexit.register(shutil.rmtree, directory, True)
-    with open(os.path.join(directory, "submission.py"), "w", encoding="utf-8") as file:
-        file.write("\\n\\n".join("".join(linecache.getlines(cell)) for cell in cells))
-    sys.path[:] = [directory] + [p for p in sys.path if p not in _submission_dirs]
-    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in _submission_dirs]
-    os.environ["PYTHONPATH"] = os.pathsep.join([directory] + rest)
-    _submission_dirs.append(directory)
-    sys.modules.pop("submission", None)
-    importlib.invalidate_caches()
-
-
-def course_untouched():
-    """Fail when the answer replaced anything in the course library the checks use (the judge refuses it too)."""
-    now = _course_fingerprint()
-    changed = [".".join(key) for key, value in _course.items()
-               if key not in now or any(a is not b for a, b in zip(now[key], value))]
-    if changed:
-        raise AssertionError("检测到篡改 (tampering)：提交的代码改动了检查用的函数 (" + ", ".join(changed[:5]) + ")。"
-                             "请不要 monkeypatch course 库。")'''
-
-
-def load_judge():
-    """practice/judge.py, the one reader of the exercises (front matter, order, checksummed test files)."""
-    spec = importlib.util.spec_from_file_location("practice_judge", ROOT / "practice" / "judge.py")
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-judge = load_judge()
-
-
-@dataclass
-class Exercise:
-    slug: str
-    title: str
-    chapter: int
-    points: int
-    requires: list
-    timeout: float     # seconds per test file (the judge's limit)
-    statement: str
-    solution: str
-    public_tests: str
-    hidden_tests: str
-
-    @property
-    def grade_id(self) -> str:
-        return self.slug.replace("-", "_")
-
-
-def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Exercise]:
-    """Every exercise, by chapter then slug, read by the judge (test files checked against problems/SHA256SUMS)."""
-    exercises = []
-    for p in judge.load_problems(problems_dir, solutions_dir):
-        tests = judge.read_tests(p, problems_dir)
-        exercises.append(Exercise(p.slug, p.title, p.chapter, p.points, p.requires, p.timeout, p.statement.strip(),
-                                  p.solution.read_text(encoding="utf-8").strip(),
-                                  tests["test_public.py"].strip(), tests["test_hidden.py"].strip()))
+def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Problem]:
+    """Every exercise, by chapter then slug, with its test files read (and checked against problems/SHA256SUMS)."""
+    exercises = load_problems(problems_dir, solutions_dir)
+    for e in exercises:
+        e.tests   # noqa: B018  (read and verified now: a modified test file stops the generation here)
     return exercises
 
 
-def test_names(source: str) -> list[str]:
-    """The top-level `def test_*` functions of a test file, in order."""
-    return [node.name for node in ast.parse(source).body
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+def solution_source(exercise: Problem) -> str:
+    return exercise.solution.read_text(encoding="utf-8").strip()
 
 
-def submission_names(exercise: Exercise) -> list[str]:
+def tests_source(exercise: Problem, name: str) -> str:
+    return exercise.tests[name].source.strip()
+
+
+def submission_names(exercise: Problem) -> list[str]:
     """The names the tests import from `submission` (else the solution's public top-level definitions)."""
     names = []
-    for source in (exercise.public_tests, exercise.hidden_tests):
+    for source in (tests_source(exercise, "test_public.py"), tests_source(exercise, "test_hidden.py")):
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom) and node.module == "submission":
                 names += [alias.name for alias in node.names if alias.name not in names]
     if not names:
-        names = [node.name for node in ast.parse(exercise.solution).body
+        names = [node.name for node in ast.parse(solution_source(exercise)).body
                  if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
     return names
 
@@ -177,7 +108,7 @@ def cell(kind: str, source: str, grade_id: str, *, solution=False, grade=False, 
     return node
 
 
-def chapter_notebook(chapter: int, exercises: list[Exercise]) -> nbformat.NotebookNode:
+def chapter_notebook(chapter: int, exercises: list[Problem]) -> nbformat.NotebookNode:
     total = sum(e.points for e in exercises)
     requires = {r for e in exercises for r in e.requires}
     cells = [
@@ -187,13 +118,14 @@ def chapter_notebook(chapter: int, exercises: list[Exercise]) -> nbformat.Notebo
     ]
     for e in exercises:
         needs = f"；需要 {', '.join(e.requires)}" if e.requires else ""
-        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}`{needs}\n\n{e.statement}"
+        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}`{needs}\n\n{e.statement.strip()}"
         names = ", ".join(repr(name) for name in submission_names(e))
-        tests = (f"load_submission({names})\n\n" + with_calls(e.public_tests) + "\n\n### BEGIN HIDDEN TESTS\n"
-                 + with_calls(e.hidden_tests) + "\n### END HIDDEN TESTS\ncourse_untouched()")
+        tests = (f"load_submission({names})\n\n" + with_calls(tests_source(e, "test_public.py"))
+                 + "\n\n### BEGIN HIDDEN TESTS\n" + with_calls(tests_source(e, "test_hidden.py"))
+                 + "\n### END HIDDEN TESTS\ncourse_untouched()")
         cells += [
             cell("markdown", statement, f"{e.grade_id}_statement", locked=True),
-            cell("code", e.solution, e.grade_id, solution=True),
+            cell("code", solution_source(e), e.grade_id, solution=True),
             # public + hidden files each get the judge's time limit, plus a margin for the kernel
             cell("code", tests, f"{e.grade_id}_tests", grade=True, locked=True, points=e.points,
                  timeout=int(2 * e.timeout + 30)),
@@ -206,7 +138,7 @@ def chapter_notebook(chapter: int, exercises: list[Exercise]) -> nbformat.Notebo
 
 def render(problems_dir: Path, solutions_dir: Path) -> dict[str, str]:
     """Relative path under source/ -> notebook text, for every chapter that has exercises."""
-    chapters: dict[int, list[Exercise]] = {}
+    chapters: dict[int, list[Problem]] = {}
     for exercise in read_exercises(problems_dir, solutions_dir):
         chapters.setdefault(exercise.chapter, []).append(exercise)
     return {f"ch{n:02d}/ch{n:02d}.ipynb": nbformat.writes(chapter_notebook(n, chapters[n])) + "\n"
@@ -232,7 +164,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         files = render(args.problems, args.solutions)
-    except (judge.JudgeError, ValueError, OSError) as e:
+    except (JudgeError, ValueError, OSError) as e:
         print(f"generate: {e}", file=sys.stderr)
         return 2
     if not files:

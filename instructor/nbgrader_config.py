@@ -1,6 +1,11 @@
 """nbgrader configuration for the pipeline-parallelism course (run nbgrader from this directory)."""
 
+from course import autograde
+
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
+
+# `.venv/bin/nbgrader ...` works without an activated environment: nbgrader starts `alembic` and the kernel from PATH.
+autograde.prefer_own_environment()
 
 c.CourseDirectory.course_id = "pipeline-parallelism"
 
@@ -20,6 +25,11 @@ def cell_timeout(cell):
 c.Execute.timeout = 60
 c.Execute.timeout_func = cell_timeout
 c.Execute.interrupt_on_timeout = True
+
+# Autograde runs the notebook with course.autograde.Execute (a cell that ignores its interrupt costs only its own
+# points: the kernel is restarted and the rest runs) and records stderr of test cells as output (a correct answer
+# that warns keeps its points; failing tests raise). The rest is nbgrader's default list.
+c.Autograde.autograde_preprocessors = autograde.preprocessors()
 
 # A deleted test cell is put back (and run) instead of silently missing from the grade.
 c.OverwriteCells.add_missing_cells = True

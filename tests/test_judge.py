@@ -1,9 +1,9 @@
-"""The local judge (practice/judge.py): commands, exercise sources, and honest verdicts for hostile submissions."""
+"""The local judge (practice/judge.py, exercises.py, sandbox.py): commands, exercise sources, honest verdicts."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -21,15 +21,8 @@ REQUIRED = {"bubble-ratio": 1, "one-f-one-b-order": 2, "event-simulator": 2, "pe
 HANG_GUARD = 240   # a judge run that takes longer than this has hung (not a speed target)
 
 
-def load_judge():
-    spec = importlib.util.spec_from_file_location("judge", JUDGE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["judge"] = module   # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-judge = load_judge()
+sys.path.insert(0, str(REPO))   # `practice` is the repository's, not an installed package
+from practice import exercises  # noqa: E402
 
 
 def run(*args, cwd=REPO) -> subprocess.CompletedProcess:
@@ -55,7 +48,7 @@ def verdicts(proc) -> dict[str, str]:
 # ---- the exercises ------------------------------------------------------------------------------------------------
 
 def test_catalogue_covers_every_chapter():
-    problems = judge.load_problems(REPO / "practice" / "problems", REPO / "solutions")
+    problems = exercises.load_problems(REPO / "practice" / "problems", REPO / "solutions")
     by_slug = {p.slug: p for p in problems}
     assert len(problems) >= 12
     assert {p.chapter for p in problems} == set(range(1, 9))
@@ -68,23 +61,23 @@ def test_catalogue_covers_every_chapter():
 
 
 def test_starters_and_checksums_are_derived_from_the_sources():
-    problems = judge.load_problems(REPO / "practice" / "problems", REPO / "solutions")
-    assert judge.stale_sources(problems, REPO / "practice" / "problems") == [], "run: python practice/judge.py sync"
+    problems = exercises.load_problems(REPO / "practice" / "problems", REPO / "solutions")
+    assert exercises.stale_sources(problems, REPO / "practice" / "problems") == [], "run: python practice/judge.py sync"
 
 
 def test_make_starter_replaces_each_solution_block():
     source = "def f(x):\n    '''doc'''\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
-    assert judge.make_starter(source) == "def f(x):\n    '''doc'''\n    raise NotImplementedError  # TODO: your code here\n"
+    assert exercises.make_starter(source) == "def f(x):\n    '''doc'''\n    raise NotImplementedError  # TODO: your code here\n"
     with pytest.raises(ValueError, match="never closed"):
-        judge.make_starter("### BEGIN SOLUTION\nx = 1\n")
+        exercises.make_starter("### BEGIN SOLUTION\nx = 1\n")
     with pytest.raises(ValueError, match="without"):
-        judge.make_starter("### END SOLUTION\n")
+        exercises.make_starter("### END SOLUTION\n")
 
 
 def test_front_matter_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="front matter"):
-        judge.parse_front_matter("no front matter", "x/problem.md")
-    meta, body = judge.parse_front_matter("---\ntitle: T\nchapter: 3\nrequires: [torch, numpy]\n---\nbody", "x")
+        exercises.parse_front_matter("no front matter", "x/problem.md")
+    meta, body = exercises.parse_front_matter("---\ntitle: T\nchapter: 3\nrequires: [torch, numpy]\n---\nbody", "x")
     assert meta == {"title": "T", "chapter": 3, "requires": ["torch", "numpy"]} and body == "body\n"
 
 
@@ -220,13 +213,13 @@ HOSTILE = {
         "course.checks._first_difference = lambda *a, **k: None\n"
         "numpy.testing.assert_allclose = lambda *a, **k: None\n"
         "pytest.approx = lambda *a, **k: type('Any', (), {'__eq__': lambda s, o: True})()\n"
-        "def bubble_ratio(p, m, v=1):\n    return 0.123\n", "error"),
+        "def bubble_ratio(p, m, v=1):\n    return 0.123\n", "failed"),   # patched in its own process: no effect
     "patched_test_module": (
         "import sys\n"
         "for name in ('test_public', 'test_hidden'):\n"
         "    if name in sys.modules:\n"
         "        sys.modules[name].assert_close = sys.modules[name].assert_raises = lambda *a, **k: None\n"
-        "def bubble_ratio(p, m, v=1):\n    return 0.5\n", "error"),
+        "def bubble_ratio(p, m, v=1):\n    return 0.5\n", "failed"),   # the test module is not in its process
     "patched_harness": (
         "import __main__, json\n"
         "__main__._classify = lambda *a, **k: ('passed', '')\n"
@@ -261,15 +254,15 @@ def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
 
 
 def test_background_child_cannot_keep_the_judge_waiting(tmp_path):
-    pidfile = tmp_path / "pid"
-    path = tmp_path / "orphan.py"
-    path.write_text(f"import os, time\nif os.fork() == 0:\n    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+    path = tmp_path / "orphan.py"   # the child reports its pid on stdout (its files outside are read-only as root)
+    path.write_text("import os, time\nif os.fork() == 0:\n    print(f'PID {os.getpid()}', flush=True)\n"
                     "    time.sleep(3600)\ndef bubble_ratio(p, m, v=1):\n    return 0.5\n")
     proc = run("--timeout", 6, "test", "bubble-ratio", path)
     assert counts(proc) == (0, 6)
-    pid = int(pidfile.read_text())
+    pids = [int(m) for m in re.findall(r"PID (\d+)", proc.stdout)]
+    assert pids, proc.stdout
     time.sleep(0.5)
-    assert not alive(pid), "the judge left a learner's background process running"
+    assert not any(alive(pid) for pid in pids), "the judge left a learner's background process running"
 
 
 def alive(pid: int) -> bool:
@@ -292,7 +285,11 @@ def test_rewritten_test_files_change_nothing(tmp_path):
                     "def bubble_ratio(p, m, v=1):\n    return 0.5\n")
     first = run("--problems", problems, "test", "bubble-ratio", path)
     assert counts(first) == (0, 6), first.stdout
-    assert "def test_everything" in (target / "test_hidden.py").read_text()   # it did rewrite them ...
+    if os.geteuid() == 0:   # as root the learner sees its files read-only: the rewrite itself was refused ...
+        assert "def test_everything" not in (target / "test_hidden.py").read_text()
+        (target / "test_hidden.py").write_text("def test_everything():\n    pass\n")   # ... so rewrite them here
+    else:
+        assert "def test_everything" in (target / "test_hidden.py").read_text()   # it did rewrite them ...
     second = run("--problems", problems, "test", "bubble-ratio", path)   # ... and the judge notices
     assert second.returncode == 2 and "test file modified" in second.stderr
     assert last_line(second) == "0 passed, 1 failed"
@@ -307,8 +304,9 @@ def test_patched_reference_implementation_is_caught(tmp_path):
     proc = run("test", "event-simulator", path, "--json")
     got = verdicts(proc)
     assert "passed" not in got.values(), got
-    assert got["hidden:test_uneven_one_f_one_b"] == "error"
-    assert "tampering" in proc.stdout
+    # the reference runs in the checker, which never imported the learner's patch: the wrong spans fail
+    assert got["hidden:test_uneven_one_f_one_b"] == "failed"
+    assert "期望 (expected)" in proc.stdout
 
 
 @pytest.mark.live

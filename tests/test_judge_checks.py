@@ -96,3 +96,48 @@ def test_not_using_follows_helpers_and_imports():
 
 def test_fresh_seeds_differ():
     assert len({fresh_seed() for _ in range(20)}) > 1
+
+
+def test_in_learner_runs_in_place_for_a_real_function():
+    from course.checks import in_learner
+    assert in_learner("course.checks:show", [1, 2]) == "[1, 2]"   # runner(func, *args) with func = [1, 2]
+
+
+def test_not_using_asks_a_remote_function_where_it_lives():
+    from course.checks import Remote
+
+    class Stub(Remote):
+        def __init__(self, answer):
+            self.answer, self.asked = answer, None
+
+        def not_using(self, modules, names):
+            self.asked = (modules, names)
+            return self.answer
+
+    ok, bad = Stub(None), Stub("f() 用到了 build (来自 course.schedules)")
+    assert_not_using(ok, "course", names=("grad",))
+    assert ok.asked == (("course",), ("grad",))
+    with pytest.raises(CheckFailed, match="course.schedules"):
+        assert_not_using(bad, "course")
+
+
+def test_wire_round_trips_exactly_and_refuses_what_cannot_cross():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from practice import wire
+    from course.schedules import build
+
+    values = [0.1, -0.0, float("inf"), (1, [2, (3,)]), {1: "a", (2, 3): None}, torch.arange(6.0).reshape(2, 3),
+              torch.zeros(0, 2, dtype=torch.int64), torch.float64]
+    for v in values:
+        back = wire.decode(wire.encode(v))
+        assert type(back) is type(v) and (torch.equal(back, v) if isinstance(v, torch.Tensor) else repr(back) == repr(v))
+    plan = build("dualpipev", 2, 4)
+    assert wire.decode(wire.encode(plan)).format() == plan.format()
+    assert type(wire.decode(wire.encode(torch.nn.Parameter(torch.ones(1))))) is wire.Opaque
+    with pytest.raises(wire.WireError):
+        wire.encode(lambda: 1, strict=True)
+    for bad in ({"$tensor": ["float32", [2], "AAAA"]}, {"$nope": 1}, {"a": 1, "b": 2}, {"$dict": [[[1], 2]]}):
+        with pytest.raises(wire.WireError):
+            wire.decode(bad)

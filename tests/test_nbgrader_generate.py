@@ -89,11 +89,12 @@ def test_notebook_is_valid_nbgrader_source(path):
         # the judge's test files, verbatim, each test called; the hidden ones inside nbgrader's markers
         public, hidden = tests.source.split("### BEGIN HIDDEN TESTS\n")
         hidden, after = hidden.split("### END HIDDEN TESTS\n")
-        assert e.public_tests in public and e.hidden_tests in hidden
+        public_tests, hidden_tests = (generate.tests_source(e, f"test_{k}.py") for k in ("public", "hidden"))
+        assert public_tests in public and hidden_tests in hidden
         called = [n.value.func.id for n in ast.parse(tests.source).body
                   if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name)]
-        assert called == (["load_submission"] + generate.test_names(e.public_tests)
-                          + generate.test_names(e.hidden_tests) + ["course_untouched"])
+        assert called == (["load_submission"] + generate.test_names(public_tests)
+                          + generate.test_names(hidden_tests) + ["course_untouched"])
         assert after == "course_untouched()"  # kept in the students' copy, after the hidden tests
         assert tests.metadata["timeout"] >= 2 * e.timeout
 

@@ -31,6 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTRUCTOR = ROOT / "instructor"
 ASSIGNMENTS = sorted(p.name for p in (INSTRUCTOR / "source").glob("ch*") if p.is_dir())
 STUDENTS = ("correct", "untouched", "tampered")
+SOLUTION_1F1B = (ROOT / "solutions" / "one-f-one-b-order.py").read_text(encoding="utf-8")
+WRONG_1F1B = """\
+def one_f_one_b_order(p, m, stage):   # wrong: only a trick in the kernel could pass it
+    return []
+"""
 # Students who answer one exercise their own way (the reference solution elsewhere), where that exercise is.
 ANSWERS = {
     "deadlocked": {"live_1f1b": """\
@@ -57,7 +62,78 @@ def bubble_ratio(p, m, v=1):   # wrong value, right errors: only the patched che
         raise ValueError("p, m and v must be positive ints")
     return 0.5
 """},
+    # honest: the reference answer, chatty on stderr (nbgrader alone would score it 0)
+    "noisy": {"one_f_one_b_order": SOLUTION_1F1B.replace("    ### BEGIN SOLUTION\n", """\
+    ### BEGIN SOLUTION
+    import sys
+    import warnings
+    print(f"one_f_one_b_order({p}, {m}, {stage})", file=sys.stderr)
+    warnings.warn("noisy but right")
+""")},
+    # honest, stuck: an answer that never returns and ignores the interrupt sent at the cell's time limit
+    "stubborn": {"event_simulator": """\
+import signal
+import time
+
+
+class Deadlock(Exception):
+    pass
+
+
+def simulate(ranks, f, b, comm=0.0):   # Ctrl-C (SIGINT) cannot stop it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        time.sleep(0.01)
+"""},
+    # In-kernel cheats (issue 13): a wrong answer plus a trick the kernel cannot stop; the regrade must flag them.
+    "transformer": {"one_f_one_b_order": WRONG_1F1B + '''
+
+def _skip_tests(lines):   # an IPython input transformer: every later test cell runs as `pass`
+    return ["pass\\n"] if any("load_submission(" in line for line in lines) else lines
+
+
+get_ipython().input_transformers_post.append(_skip_tests)
+'''},
+    "redefiner": {"one_f_one_b_order": WRONG_1F1B + '''
+import sys
+import types
+
+import course.checks
+
+
+def load_submission(*names):   # the setup cell's helpers, redefined
+    module = types.ModuleType("submission")
+    module.__dict__.update(get_ipython().user_ns)
+    sys.modules["submission"] = module
+
+
+def course_untouched():
+    pass
+
+
+for _name in dir(course.checks):
+    if _name.startswith("assert_"):
+        setattr(course.checks, _name, lambda *args, **kwargs: None)
+'''},
+    "swallower": {"one_f_one_b_order": WRONG_1F1B + '''
+import sys
+
+from IPython.core.interactiveshell import ExecutionResult
+
+
+def _forget(shell, etype, value, tb, tb_offset=None):   # a custom exception handler that also clears the error
+    frame = sys._getframe()
+    while frame is not None:
+        for v in list(frame.f_locals.values()):
+            if isinstance(v, ExecutionResult):
+                v.error_in_exec = None
+        frame = frame.f_back
+
+
+get_ipython().set_custom_exc((Exception,), _forget)
+'''},
 }
+IN_KERNEL_CHEATS = ("transformer", "redefiner", "swallower")
 
 
 def source_notebook(assignment):
@@ -325,3 +401,50 @@ def test_grades_export_to_csv(graded):
 
 def test_no_process_survives_autograde(graded):
     assert graded["leftovers"] == []
+
+
+def assignment_of(grade_id: str) -> str:
+    return next(a for a in ASSIGNMENTS if grade_id in {c.metadata.nbgrader["grade_id"] for c in
+                                                       source_notebook(a).cells})
+
+
+def test_a_correct_answer_that_writes_to_stderr_keeps_its_points(graded):
+    assignment = assignment_of("one_f_one_b_order")
+    score, max_score, per_cell = scores(graded, assignment, "noisy")
+    assert score == max_score, per_cell
+    tests = cells(autograded_notebook(graded, assignment, "noisy"), grade_id="one_f_one_b_order_tests")[0]
+    assert "noisy but right" in "".join(o.get("text", "") for o in tests.outputs)
+
+
+def test_a_cell_that_ignores_its_interrupt_costs_only_its_own_points(graded):
+    assignment = assignment_of("event_simulator")
+    score, max_score, per_cell = scores(graded, assignment, "stubborn")
+    assert per_cell["event_simulator_tests"][0] == 0 and score == max_score - per_cell["event_simulator_tests"][1], \
+        per_cell
+    tests = cells(autograded_notebook(graded, assignment, "stubborn"), grade_id="event_simulator_tests")[0]
+    assert any("ignored the interrupt" in o.get("evalue", "") for o in tests.outputs), tests.outputs
+
+
+def test_the_regrade_flags_every_in_kernel_cheat_and_no_honest_student(graded):
+    assignment = assignment_of("one_f_one_b_order")
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, str(INSTRUCTOR / "regrade.py"), assignment, "--course-dir",
+                             str(graded["course"])], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    seconds = time.monotonic() - start
+    table = (graded["course"] / f"regrade-{assignment}.csv").read_text(encoding="utf-8")
+    print(f"\nregrade {assignment} in {seconds:.1f} s:\n{result.stdout}\n{table}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = {(r["student"], r["exercise"].replace("-", "_")): r for r in csv.DictReader(table.splitlines())}
+    assert {student for student, _ in rows} == set(students(assignment))
+    for (student, exercise), row in rows.items():
+        _, _, per_cell = scores(graded, assignment, student)
+        nbgrader_score, max_score = per_cell[f"{exercise}_tests"]
+        assert (float(row["nbgrader"]), float(row["max"])) == (nbgrader_score, max_score), row
+        if student in IN_KERNEL_CHEATS and exercise in ANSWERS[student]:
+            # in the kernel the trick scored (nbgrader cannot stop it); outside, the wrong answer scores 0
+            assert nbgrader_score == max_score and row["regrade"] == "0" and row["flag"] == "suspicious", row
+            continue
+        # the cheaters' other answers are the reference ones; the stubborn answer never returns, in or out of a kernel
+        honest = student not in ("untouched", "tampered") and (student, exercise) != ("stubborn", "event_simulator")
+        assert float(row["regrade"]) == (max_score if honest else 0) == nbgrader_score, row
+        assert row["flag"] == "", row

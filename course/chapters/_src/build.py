@@ -2,6 +2,7 @@
 
     .venv/bin/python course/chapters/_src/build.py              # every _src/NN_*.py
     .venv/bin/python course/chapters/_src/build.py 04 05        # chapters whose file name starts with 04, 05
+    .venv/bin/python course/chapters/_src/build.py --check      # exit 1 naming each notebook that is out of date
 
 A source is a Python file whose cells start with ``# %%`` (code) or ``# %% [markdown]`` (markdown; each line
 loses its leading ``# ``).  The notebook lands next to ``_src/`` with the same stem and no outputs, so the
@@ -39,26 +40,51 @@ def parse_cells(text: str) -> list:
     return cells
 
 
-def build(source: Path) -> Path:
+def render(source: Path) -> tuple[Path, str]:
+    """The notebook built from ``source``: its path and its exact text."""
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                    "language_info": {"name": "python"}}
     nb.cells = parse_cells(source.read_text(encoding="utf-8"))
     for i, cell in enumerate(nb.cells):
         cell.id = f"{source.stem[:2]}-{i:03d}"   # stable ids: rebuilding an unchanged source changes nothing
-    target = OUT / f"{source.stem}.ipynb"
     nbformat.validate(nb)
-    target.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    return OUT / f"{source.stem}.ipynb", nbformat.writes(nb) + "\n"
+
+
+def build(source: Path) -> Path:
+    target, text = render(source)
+    target.write_text(text, encoding="utf-8")
     return target
 
 
-def main(prefixes: list[str]) -> None:
+def stale(sources: list[Path]) -> list[Path]:
+    """The notebooks that differ from what their sources build (or are missing)."""
+    out = []
+    for source in sources:
+        target, text = render(source)
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            out.append(target)
+    return out
+
+
+def main(args: list[str]) -> int:
+    check = "--check" in args
+    prefixes = [a for a in args if a != "--check"]
     sources = sorted(p for p in SRC.glob("[0-9][0-9]_*.py") if not prefixes or p.stem.startswith(tuple(prefixes)))
     if not sources:
-        sys.exit(f"no chapter source matches {prefixes} in {SRC}")
+        print(f"no chapter source matches {prefixes} in {SRC}", file=sys.stderr)
+        return 2
+    if check:
+        changed = stale(sources)
+        for target in changed:
+            print(f"out of date: {target.relative_to(OUT.parent.parent)} "
+                  f"(run: .venv/bin/python course/chapters/_src/build.py {target.stem[:2]})")
+        return 1 if changed else 0
     for source in sources:
         print(build(source).relative_to(OUT.parent.parent))
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,82 @@
+"""The helpers of an nbgrader assignment's locked setup cell (instructor/generate.py writes the cell).
+
+    import course.checks
+    import course.notebook_setup
+    load_submission, course_untouched = course.notebook_setup.prepare(globals())
+
+``prepare`` runs before any student code and records every function and class of the loaded ``course`` modules.
+``load_submission(*names)`` turns the cells that define ``names`` into a fresh ``submission.py`` (on ``sys.path`` and
+``PYTHONPATH``, so worker processes can import it too), which the tests import; ``course_untouched()`` fails a test
+cell whose answer replaced something in the course library.
+
+This runs in the student's kernel, next to the student's code, so it proves little: a solution cell can rebind
+these names or patch the checks.  The scores instructors can trust come from ``instructor/regrade.py``, which grades
+the same cells outside any kernel.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import linecache
+import os
+import shutil
+import sys
+import tempfile
+import types
+
+
+def fingerprint() -> dict:
+    """Every function (with its code and defaults) and class of the loaded ``course`` modules."""
+    return {(name, key): (module, value) + tuple(getattr(value, a, None) for a in ("__code__", "__defaults__"))
+            for name, module in list(sys.modules.items()) if name.split(".")[0] == "course" and module
+            for key, value in list(vars(module).items()) if isinstance(value, (type, types.FunctionType))}
+
+
+def changed(before: dict, now: dict) -> list[str]:
+    """The ``module.name`` entries of ``before`` that are gone or different in ``now``."""
+    return [".".join(key) for key, value in before.items()
+            if key not in now or any(a is not b for a, b in zip(now[key], value))]
+
+
+def cell_sources(namespace: dict, names) -> list[str]:
+    """The source of each cell that defines one of ``names`` in ``namespace`` (a class: its methods' cells)."""
+    files = []
+    for name in names:
+        obj = namespace.get(name)
+        functions = vars(obj).values() if isinstance(obj, type) else [obj]
+        for code in [getattr(f, "__code__", None) for f in functions]:
+            if code and linecache.getlines(code.co_filename) and code.co_filename not in files:
+                files.append(code.co_filename)
+    return ["".join(linecache.getlines(f)) for f in files]
+
+
+def prepare(namespace: dict):
+    """``(load_submission, course_untouched)`` bound to the notebook's ``namespace``."""
+    before = fingerprint()
+    directories: list[str] = []
+
+    def load_submission(*names):
+        """Make the cells that define ``names`` the module ``submission`` the tests import."""
+        cells = cell_sources(namespace, names)
+        if not cells:
+            raise NameError(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above first)")
+        directory = tempfile.mkdtemp(prefix="submission-")
+        atexit.register(shutil.rmtree, directory, True)
+        with open(os.path.join(directory, "submission.py"), "w", encoding="utf-8") as file:
+            file.write("\n\n".join(cells))
+        sys.path[:] = [directory] + [p for p in sys.path if p not in directories]
+        rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in directories]
+        os.environ["PYTHONPATH"] = os.pathsep.join([directory] + rest)
+        directories.append(directory)
+        sys.modules.pop("submission", None)
+        importlib.invalidate_caches()
+
+    def course_untouched():
+        """Fail when the answer replaced anything in the course library the checks use (the judge refuses it too)."""
+        gone = changed(before, fingerprint())
+        if gone:
+            raise AssertionError("检测到篡改 (tampering)：提交的代码改动了检查用的函数 (" + ", ".join(gone[:5]) + ")。"
+                                 "请不要 monkeypatch course 库。")
+
+    return load_submission, course_untouched

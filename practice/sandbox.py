@@ -1,0 +1,546 @@
+"""Grading one submission: a trusted checker process per test file, the learner's code in a contained process.
+
+For each test file (``run_test_file``):
+
+1. A fresh temporary directory holds ``checker/test_*.py`` (the verified source) and ``learner/submission.py``.
+2. The checker (practice/checker.py) starts first, imports what the test imports, and says "ready" on the verdict
+   pipe.  It never imports the learner's code (see its docstring for how ``from submission import f`` works).
+3. Then the learner process (practice/learner.py) starts: a new session, resource limits set before it reads its
+   header (CPU time, address space, file size, open files, processes), its output going to a file.  When the judge
+   runs as root it sees every file system read-only except its own directory, then drops every capability; it
+   holds only its two pipes to the checker.  The judge and the
+   checker are not dumpable, so a process of the same user can neither read their memory nor open their pipes
+   through /proc.
+4. The judge reads signed records from the checker with a deadline and a bounded buffer, and every 50 ms looks at
+   the learner's whole process tree: more than ``MAX_PROCESSES`` processes or ``MAX_RESIDENT`` bytes resident in
+   total, and the tree is killed.  The judge is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so a process that
+   calls ``setsid()`` and loses its parent is re-parented to the judge and found there.
+5. At the end, on every path (normal, timeout, crash, the judge's own SIGINT/SIGTERM): the checker, the learner's
+   process group, every process the watch saw in the tree and every orphan carrying this run's marker are killed,
+   and the directory is removed.
+
+``grade(problem, path) -> Grade`` grades one source file for one exercise (also used by instructor/regrade.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hmac
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from practice.exercises import REPO, JudgeError, Problem, TestFile, read_tests
+
+PRACTICE = Path(__file__).resolve().parent
+CHECKER, LEARNER = PRACTICE / "checker.py", PRACTICE / "learner.py"
+VERDICTS = ("passed", "failed", "error", "timeout", "crashed")
+OUTPUT_SHOWN = 1500           # characters of learner output shown per test file
+OUTPUT_FILE_LIMIT = 32 << 20  # RLIMIT_FSIZE: the learner cannot fill the disk
+MEMORY_LIMIT = 4 << 30        # RLIMIT_AS per learner process
+MAX_PROCESSES = 64            # processes in one learner's tree at once (the watch kills it beyond)
+MAX_RESIDENT = min(6 << 30, psutil.virtual_memory().total // 2)   # bytes resident summed over that tree
+NPROC_LIMIT = 1024            # RLIMIT_NPROC margin above the user's tasks (the kernel's own fork bound)
+RECORDS_LIMIT = 4 << 20       # bytes of verdict records read from one checker
+CHECKER_GRACE = 3.0           # seconds the judge waits past the deadline for the checker's own verdict
+WATCH_INTERVAL = 0.05
+TEMP_PREFIX = "judge-"
+
+
+@dataclass
+class Result:
+    file: str          # "public" or "hidden"
+    name: str
+    verdict: str
+    message: str = ""
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "name": self.name, "verdict": self.verdict, "message": self.message}
+
+
+@dataclass
+class FileRun:
+    results: list[Result]
+    output: str
+    seconds: float
+
+
+@dataclass
+class Grade:
+    problem: Problem
+    runs: list[FileRun]
+
+    @property
+    def results(self) -> list[Result]:
+        return [r for run in self.runs for r in run.results]
+
+    @property
+    def passed(self) -> int:
+        return sum(r.verdict == "passed" for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return len(self.results) - self.passed
+
+    @property
+    def score(self) -> float:
+        total = len(self.results)
+        return round(self.problem.points * self.passed / total, 1) if total else 0.0
+
+    def to_json(self) -> dict:
+        return {**self.problem.to_json(), "passed": self.passed, "failed": self.failed, "score": self.score,
+                "seconds": round(sum(r.seconds for r in self.runs), 2),
+                "results": [r.to_json() for r in self.results],
+                "output": "\n".join(r.output for r in self.runs if r.output)}
+
+
+def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
+          pool: ThreadPoolExecutor | None = None) -> Grade:
+    """Grade the source file ``submission`` for ``problem``: every test of both files gets one verdict.
+
+    Raises JudgeError when the file is missing or a test or judge file differs from SHA256SUMS.  The calling
+    process becomes a child subreaper and non-dumpable (see the module docstring), for the rest of its life.
+    """
+    submission = Path(submission)
+    if not submission.is_file():
+        raise JudgeError(f"没有找到提交的文件 (no such file): {submission}")
+    tests = [TestFile(name, source) for name, source in read_tests(problem, problems_dir).items()]
+    if pool is None:
+        runs = [run_test_file(problem, t, submission) for t in tests]
+        sweep()
+    else:
+        runs = list(pool.map(lambda t: run_test_file(problem, t, submission), tests))
+    return Grade(problem, runs)
+
+
+# ---- one test file ------------------------------------------------------------------------------------------------
+
+class _Run:
+    """The processes and directory of one test file, known to the judge until they are gone."""
+
+    active: set["_Run"] = set()
+    lock = threading.Lock()
+    aborting = False
+
+    def __init__(self, problem: Problem):
+        self.marker = os.urandom(8).hex()
+        self.work = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-{problem.slug}-"))
+        self.checker: subprocess.Popen | None = None
+        self.learner: subprocess.Popen | None = None
+        self.seen: dict[int, float] = {}      # pid -> create time of every process the watch saw in the tree
+        self.killed_for = ""
+        with _Run.lock:
+            if _Run.aborting:
+                shutil.rmtree(self.work, ignore_errors=True)
+                raise JudgeError("评测被中断 (interrupted)")
+            _Run.active.add(self)
+
+    def watch(self) -> None:
+        """Record the learner's tree; kill it when it holds too many processes or too much memory."""
+        if self.learner is None or self.killed_for:
+            return
+        try:
+            tree = [psutil.Process(self.learner.pid)] + psutil.Process(self.learner.pid).children(recursive=True)
+        except psutil.Error:
+            tree = []
+        tree += [p for p in _orphans() if _marker(p) == self.marker]
+        resident = 0
+        for p in tree:
+            try:
+                if p.pid not in self.seen:
+                    self.seen[p.pid] = p.create_time()
+                    _SEEN.add((p.pid, self.seen[p.pid]))
+                resident += p.memory_info().rss
+            except psutil.Error:
+                pass
+        if len(tree) > MAX_PROCESSES:
+            self.killed_for = (f"进程太多 (too many processes)：超过 {MAX_PROCESSES} 个，已全部终止 (killed)。"
+                               "fork 炸弹 (fork bomb)？")
+        elif resident > MAX_RESIDENT:
+            self.killed_for = (f"内存太多 (out of memory)：所有进程合计超过 {MAX_RESIDENT >> 20} MiB，"
+                               "已全部终止 (killed)。")
+        if self.killed_for:
+            self.kill_learner()
+
+    def kill_learner(self) -> None:
+        """SIGKILL the learner's group, every process the watch saw, every descendant and marked orphan, until none
+        is left (a fork bomb's children are caught in later rounds; orphans come back to the judge)."""
+        for _ in range(50):
+            victims = []
+            if self.learner is not None:
+                try:
+                    os.killpg(self.learner.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                try:
+                    victims += psutil.Process(self.learner.pid).children(recursive=True)
+                except psutil.Error:
+                    pass
+            for pid, created in self.seen.items():
+                try:
+                    p = psutil.Process(pid)
+                    if p.create_time() == created:
+                        victims.append(p)
+                except psutil.Error:
+                    pass
+            victims += [p for p in _orphans() if _marker(p) == self.marker]
+            alive = [p for p in victims if _running(p)]
+            for p in alive:
+                try:
+                    p.kill()
+                except psutil.Error:
+                    pass
+            _reap(victims)
+            if not alive:
+                return
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        """Kill the checker and the learner's whole tree; wait for the two processes we started."""
+        for proc in (self.checker, self.learner):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+        self.kill_learner()
+        for proc in (self.checker, self.learner):
+            if proc is not None:
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.work, ignore_errors=True)
+        with _Run.lock:
+            _Run.active.discard(self)
+
+
+def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun:
+    """Run one test file against ``submission``: every test in it gets exactly one verdict."""
+    _become_subreaper()
+    start = time.monotonic()
+    deadline = start + problem.timeout
+    run = _Run(problem)
+    fds: list[int] = []
+    try:
+        checker_dir, learner_dir = run.work / "checker", run.work / "learner"
+        checker_dir.mkdir()
+        (learner_dir / "tmp").mkdir(parents=True)
+        shutil.copyfile(submission, learner_dir / "submission.py")
+        (checker_dir / test.name).write_text(test.source, encoding="utf-8")
+        verdict_r, verdict_w = os.pipe()
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        fds += [verdict_r, verdict_w, request_r, request_w, reply_r, reply_w]
+        checker_log, output = _private_file(run.work / "checker.log"), _private_file(run.work / "output")
+        fds += [checker_log, output]
+        key, nonce = os.urandom(32), os.urandom(16).hex()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+               "PYTHONHASHSEED": "random"}
+        run.checker = subprocess.Popen([sys.executable, "-I", str(CHECKER)], cwd=checker_dir, stdin=subprocess.PIPE,
+                                       stdout=checker_log, stderr=subprocess.STDOUT,
+                                       env={**env, "HOME": str(checker_dir)},
+                                       pass_fds=(verdict_w, request_w, reply_r), start_new_session=True)
+        _close(fds, verdict_w)
+        _write(run.checker, {"key": key.hex(), "nonce": nonce, "verdicts": verdict_w, "requests": request_w,
+                             "replies": reply_r, "test": str(checker_dir / test.name), "deadline": deadline})
+        _close(fds, request_w, reply_r)
+        reader = _Records(verdict_r, key, nonce)
+        reader.read_until(lambda: reader.ready or reader.done, deadline + CHECKER_GRACE, run)
+        if reader.ready and not reader.done:
+            run.learner = subprocess.Popen(
+                [sys.executable, "-I", "-u", str(LEARNER)], cwd=learner_dir, stdin=subprocess.PIPE, stdout=output,
+                stderr=subprocess.STDOUT, pass_fds=(request_r, reply_w), start_new_session=True,
+                env={**env, "HOME": str(learner_dir), "TMPDIR": str(learner_dir / "tmp"), "PRACTICE_RUN": run.marker})
+            _close(fds, request_r, reply_w)
+            _limit(run.learner.pid, problem.timeout)
+            _write(run.learner, {"requests": request_r, "replies": reply_w})
+            reader.read_until(lambda: reader.done, deadline + CHECKER_GRACE, run)
+        timed_out = not reader.done and not run.killed_for and time.monotonic() >= deadline + CHECKER_GRACE
+        run.stop()
+        shown = _read_output(output) if run.learner is not None else ""
+        diagnosis = "" if reader.done else _diagnose(run, checker_log)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        run.close()
+    results = _verdicts(test, reader.records, timed_out, problem.timeout, run, diagnosis)
+    return FileRun(results, _truncate(shown), time.monotonic() - start)
+
+
+def _private_file(path: Path) -> int:
+    """A file only the judge can open by name (the learner writes its output through an inherited fd)."""
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+
+
+class _Records:
+    """Signed records from the checker's pipe: read with a deadline into a bounded buffer."""
+
+    def __init__(self, fd: int, key: bytes, nonce: str):
+        self.fd, self.key, self.nonce = fd, key, nonce
+        self.buf, self.records, self.open = b"", [], True
+
+    @property
+    def ready(self) -> bool:
+        return any(r.get("event") == "ready" for r in self.records)
+
+    @property
+    def done(self) -> bool:
+        return any(r.get("event") == "done" for r in self.records)
+
+    def read_until(self, condition, deadline: float, run: _Run) -> None:
+        while self.open and not condition():
+            left = deadline - time.monotonic()
+            if left <= 0 or run.killed_for:
+                return
+            if select.select([self.fd], [], [], min(left, WATCH_INTERVAL))[0]:
+                chunk = os.read(self.fd, 65536)
+                if not chunk or len(self.buf) + len(chunk) > RECORDS_LIMIT:
+                    self.open = False
+                else:
+                    self.buf += chunk
+                    self._parse()
+            run.watch()
+
+    def _parse(self) -> None:
+        *lines, self.buf = self.buf.split(b"\n")
+        for line in lines:
+            try:
+                envelope = json.loads(line)
+                body = envelope["body"]
+                good = hmac.compare_digest(hmac.new(self.key, body.encode(), "sha256").hexdigest(), envelope["mac"])
+                record = json.loads(body) if good else None
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+            if type(record) is dict and record.get("nonce") == self.nonce and record.get("seq") == len(self.records):
+                self.records.append(record)
+
+
+def _verdicts(test: TestFile, records: list[dict], timed_out: bool, timeout: float, run: _Run,
+              diagnosis: str) -> list[Result]:
+    got = {r["test"]: r for r in records if r.get("event") == "result"}
+    started = [r["test"] for r in records if r.get("event") == "start"]
+    running = started[-1] if started and started[-1] not in got else None
+    if run.killed_for:
+        verdict, why = "crashed", run.killed_for
+    elif timed_out:
+        verdict, why = "timeout", f"超时 (timeout)：超过 {timeout:g} 秒被终止 (killed)。死循环 (infinite loop) 或死锁？"
+    else:
+        verdict, why = "crashed", diagnosis
+    results = []
+    for name in test.test_names:
+        r = got.get(name)
+        if r is not None and r.get("verdict") in VERDICTS:
+            message = str(r.get("message", ""))
+            if r["verdict"] == "crashed" and run.killed_for:
+                message = run.killed_for
+            elif r["verdict"] == "crashed":
+                message += _exit_status(run.learner)
+            results.append(Result(test.kind, name, r["verdict"], message))
+        elif name == running or (not started and not got and name == test.test_names[0]):
+            results.append(Result(test.kind, name, verdict, why))
+        else:
+            results.append(Result(test.kind, name, verdict, f"没有运行 (not run)：{why}"))
+    return results
+
+
+def _diagnose(run: _Run, checker_log: int) -> str:
+    """Why the checker stopped without its last record (it is trusted: its own error output is shown)."""
+    size = os.fstat(checker_log).st_size
+    tail = os.pread(checker_log, 800, max(0, size - 800)).decode("utf-8", "replace").strip()
+    code = run.checker.returncode if run.checker else None
+    return (f"评测进程 (checker) 意外退出 (exit code {code})" + _exit_status(run.learner)
+            + (f"：\n{tail}" if tail else ""))
+
+
+def _exit_status(proc: subprocess.Popen | None) -> str:
+    if proc is None or proc.returncode is None:
+        return ""
+    code = proc.returncode
+    if code < 0:
+        try:
+            return f"（学习者进程 learner process: 信号 (signal) {signal.Signals(-code).name}）"
+        except ValueError:
+            return f"（学习者进程 learner process: signal {-code}）"
+    return f"（学习者进程 learner process: exit code {code}）"
+
+
+# ---- processes ----------------------------------------------------------------------------------------------------
+
+def _write(proc: subprocess.Popen, header: dict) -> None:
+    try:
+        proc.stdin.write(json.dumps(header).encode())
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _close(fds: list[int], *which: int) -> None:
+    for fd in which:
+        fds.remove(fd)
+        os.close(fd)
+
+
+def _limit(pid: int, timeout: float) -> None:
+    """Resource limits on the learner process (inherited by everything it starts)."""
+    limits = [(resource.RLIMIT_CPU, int(timeout * 4) + 10), (resource.RLIMIT_FSIZE, OUTPUT_FILE_LIMIT),
+              (resource.RLIMIT_AS, MEMORY_LIMIT), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NOFILE, 1024),
+              (resource.RLIMIT_NPROC, _user_tasks() + NPROC_LIMIT)]
+    for which, value in limits:
+        try:
+            resource.prlimit(pid, which, (value, value))
+        except (ValueError, OSError, AttributeError):
+            pass   # not every platform lets us; the watch and the wall-clock kill still hold
+
+
+def _user_tasks() -> int:
+    """Tasks (threads) of the judge's user now: RLIMIT_NPROC counts them all, so the learner gets a margin above.
+    (It applies to root too, since the learner process drops every capability before it reads its header.)"""
+    uid = os.getuid()
+    return sum(p.info["num_threads"] or 0 for p in psutil.process_iter(["uids", "num_threads"])
+               if p.info["uids"] and p.info["uids"].real == uid)
+
+
+_subreaper = False
+
+
+def _become_subreaper() -> None:
+    """PR_SET_CHILD_SUBREAPER and PR_SET_DUMPABLE 0 on the judge, once (see the module docstring)."""
+    global _subreaper
+    if not _subreaper:
+        _subreaper = True
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+            libc.prctl(4, 0, 0, 0, 0)    # PR_SET_DUMPABLE
+        except (OSError, AttributeError):
+            pass
+
+
+def _orphans() -> list[psutil.Process]:
+    """Processes re-parented to the judge (the subreaper) that no Popen of ours owns."""
+    managed = {proc.pid for run in list(_Run.active) for proc in (run.checker, run.learner) if proc is not None}
+    try:
+        return [p for p in psutil.Process().children() if p.pid not in managed]
+    except psutil.Error:
+        return []
+
+
+def _marker(p: psutil.Process) -> str | None:
+    try:
+        return p.environ().get("PRACTICE_RUN")
+    except (psutil.Error, OSError):
+        return None
+
+
+def _running(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _reap(processes) -> None:
+    """Collect the exit status of our own zombie children among ``processes`` (orphans left to the subreaper)."""
+    me = os.getpid()
+    for p in processes:
+        try:
+            if p.ppid() == me and p.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(p.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError, OSError):
+            pass
+
+
+def sweep(everything: bool = False) -> None:
+    """Kill and reap the orphans left with the judge once no test file runs: those that carry a run's marker or
+    that a watch saw in a learner's tree.  ``everything`` (the CLI, which starts no other process) also takes
+    children without a marker: an escaper that wiped its environment before any watch saw it."""
+    with _Run.lock:
+        if _Run.active:
+            return
+    for _ in range(20):
+        left = [p for p in _orphans() if _running(p) and (everything or _marker(p) or _was_seen(p))]
+        for p in left:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        _reap([p for p in _orphans() if everything or _marker(p) or _was_seen(p)])
+        if not left:
+            return
+        time.sleep(0.02)
+
+
+_SEEN: set[tuple[int, float]] = set()   # (pid, create time) of every process a watch saw, over all runs
+
+
+def _was_seen(p: psutil.Process) -> bool:
+    try:
+        return (p.pid, p.create_time()) in _SEEN
+    except psutil.Error:
+        return False
+
+
+def abort_all() -> None:
+    """The judge was interrupted: kill every running test file's processes and remove its directory now."""
+    with _Run.lock:
+        _Run.aborting = True
+        runs = list(_Run.active)
+    for run in runs:
+        run.close()
+
+
+def remove_stale_directories() -> None:
+    """Directories of judges that were killed (SIGKILL leaves no chance to clean up) are removed by the next run."""
+    for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
+        pid = path.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _read_output(fd: int) -> str:
+    """The learner's output: all of it when short, else OUTPUT_SHOWN bytes from each end (the file may be 32 MiB)."""
+    size = os.fstat(fd).st_size
+    if size <= 4 * OUTPUT_SHOWN:
+        return os.pread(fd, size, 0).decode("utf-8", "replace")
+    head = os.pread(fd, OUTPUT_SHOWN, 0).decode("utf-8", "replace")
+    tail = os.pread(fd, OUTPUT_SHOWN, size - OUTPUT_SHOWN).decode("utf-8", "replace")
+    return f"{head}\n... [截断 (truncated) {size - 2 * OUTPUT_SHOWN} 个字节] ...\n{tail}"
+
+
+def _truncate(text: str) -> str:
+    if len(text) <= OUTPUT_SHOWN + 200:
+        return text
+    half = OUTPUT_SHOWN // 2
+    return f"{text[:half]}\n... [截断 (truncated) {len(text) - OUTPUT_SHOWN} 个字符] ...\n{text[-half:]}"
+
+
+def print_grade(g: Grade) -> None:
+    p = g.problem
+    print(f"== {p.slug} · 第 {p.chapter} 章 · {p.title} ==")
+    for run in g.runs:
+        for r in run.results:
+            print(f"  [{r.file}] {r.name} {'.' * max(2, 44 - len(r.name))} {r.verdict}")
+            if r.verdict != "passed" and r.message:
+                print("\n".join("      " + ln for ln in r.message.splitlines()))
+        if run.output.strip() and any(r.verdict != "passed" for r in run.results):
+            print("  程序输出 (your program's output, truncated):")
+            print("\n".join("    | " + ln for ln in run.output.rstrip().splitlines()))
+    print(f"  得分 (score): {g.score:g}/{p.points}")
+
+
+__all__ = ["Grade", "FileRun", "Result", "grade", "run_test_file", "print_grade", "sweep", "abort_all",
+           "remove_stale_directories", "REPO"]

@@ -1,0 +1,75 @@
+"""course/notebook_setup.py: the helpers the locked setup cell of every assignment gets (run here without a kernel,
+with cells compiled the way IPython does: a file name per cell, its source in linecache)."""
+
+import linecache
+import subprocess
+import sys
+
+import pytest
+
+import course.checks
+from course import notebook_setup
+
+
+@pytest.fixture
+def notebook(monkeypatch):
+    """A fake notebook namespace; run(source) executes one cell in it."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", "")
+    namespace = {"__name__": "__main__"}
+    cells = []
+
+    def run(source):
+        name = f"<cell-{len(cells)}-{id(namespace)}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        cells.append(name)
+        exec(compile(source, name, "exec"), namespace)
+
+    run.namespace = namespace
+    yield run
+    for name in cells:
+        linecache.cache.pop(name, None)
+    sys.modules.pop("submission", None)
+
+
+def test_the_cells_that_define_the_names_become_the_module_submission(notebook):
+    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    notebook("import math\n\ndef area(r):\n    return math.pi * r * r\n")
+    notebook("unrelated = 1\n")
+    notebook("class Shape:\n    def sides(self):\n        return 4\n")
+    load_submission("area", "Shape")
+    import submission
+
+    assert submission.area(1.0) == pytest.approx(3.14159, rel=1e-5) and submission.Shape().sides() == 4
+    assert not hasattr(submission, "unrelated")
+    # a worker process finds it too (PYTHONPATH)
+    out = subprocess.run([sys.executable, "-c", "import submission; print(submission.area(2.0))"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and float(out.stdout) == pytest.approx(12.566, rel=1e-3), out.stderr
+
+
+def test_a_redefinition_replaces_the_earlier_cell(notebook):
+    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    notebook("def f():\n    return 1\n")
+    load_submission("f")
+    import submission
+    assert submission.f() == 1
+    notebook("def f():\n    return 2\n")
+    load_submission("f")
+    import submission  # noqa: F811 (a fresh module)
+    assert submission.f() == 2
+    assert sum(p.startswith(sys.path[0]) for p in sys.path) == 1   # the old directory left sys.path
+
+
+def test_a_missing_name_says_to_run_the_solution_cell(notebook):
+    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    with pytest.raises(NameError, match="run the solution cell"):
+        load_submission("nowhere")
+
+
+def test_patching_the_checks_is_reported(notebook, monkeypatch):
+    _, course_untouched = notebook_setup.prepare(notebook.namespace)
+    course_untouched()
+    monkeypatch.setattr(course.checks, "assert_equal", lambda *a, **k: None)
+    with pytest.raises(AssertionError, match=r"tampering.*course\.checks\.assert_equal"):
+        course_untouched()
