@@ -1,15 +1,40 @@
-"""Exercise bubble-ratio (chapter 1): the bubble ratio of a synchronous pipeline schedule."""
+"""Exercise bubble-ratio (chapter 1): the bubble measured on a timeline, then its closed form."""
+
+import math
+
+
+def bubble_from_spans(spans):
+    """1 - busy / (p x makespan) for per-rank lists of (start, end) busy intervals; 0.0 when nothing ran.
+
+    Raises ValueError for an interval that is not two finite non-negative numbers with start <= end.
+    """
+    ### BEGIN SOLUTION
+    busy, first, last = 0.0, math.inf, -math.inf
+    for r, rank in enumerate(spans):
+        for start, end in rank:
+            for x in (start, end):
+                if type(x) not in (int, float) or not math.isfinite(x) or x < 0:
+                    raise ValueError(f"rank {r}: times must be finite non-negative numbers, got {x!r}")
+            if end < start:
+                raise ValueError(f"rank {r}: interval ({start}, {end}) ends before it starts")
+            busy += end - start
+            first, last = min(first, start), max(last, end)
+    if busy == 0 and last <= first:
+        return 0.0
+    area = len(spans) * (last - first)
+    return 1.0 - busy / area if area > 0 else 0.0
+    ### END SOLUTION
 
 
 def bubble_ratio(p, m, v=1):
-    """The share of time a rank idles in GPipe/1F1B with p stages, m micro-batches and v chunks per rank.
+    """The bubble ratio of GPipe/1F1B (v=1) or interleaved 1F1B (v chunks per rank), uniform stages, no latency.
 
-    Returns (p - 1) / (v * m + p - 1) as a float.  Raises ValueError when p, m or v is not a positive int
-    (bool does not count as an int).
+    Raises ValueError when p, m or v is not a positive int (bool does not count as an int).
     """
     ### BEGIN SOLUTION
     for name, value in (("p", p), ("m", m), ("v", v)):
         if type(value) is not int or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
+    # Each rank idles (p-1)/v ops' worth of time out of v*m + (p-1) such slots (in units of one chunk's F+B).
     return (p - 1) / (v * m + p - 1)
     ### END SOLUTION

@@ -23,12 +23,13 @@ def flow_makespan(times, order):
 
 
 def johnson_order(times):
-    """The order minimising flow_makespan for two stages (Johnson's rule); times[i] = (a_i, b_i).
+    """An order minimising flow_makespan for two stages; times[i] = (a_i, b_i).
 
-    Micro-batches with a_i <= b_i first, by increasing a_i; then the others by decreasing b_i; ties by index.
     Raises ValueError when a micro-batch does not have exactly two stage times.
     """
     ### BEGIN SOLUTION
+    # Johnson's rule (1954): swapping neighbours j, k never hurts when min(a_j, b_k) <= min(a_k, b_j), and this
+    # order satisfies that for every pair.
     if any(len(t) != 2 for t in times):
         raise ValueError("Johnson's rule is for two stages: every entry must be (a, b)")
     first = sorted((i for i, (a, b) in enumerate(times) if a <= b), key=lambda i: (times[i][0], i))

@@ -2,15 +2,16 @@
 
 
 def v_placement(p, v=2):
-    """placement[r] = the stages rank r holds (ascending) when v * p stages zig-zag over p ranks.
-
-    Chunk c holds stages c*p .. c*p + p - 1; even chunks go down the ranks (stage c*p + i on rank i), odd chunks
-    come back up (stage c*p + i on rank p - 1 - i).  Raises ValueError unless p and v are positive ints.
+    """placement[r] = the stages rank r holds (ascending): v * p stages, stage 0 on rank 0, every chunk of p
+    consecutive stages spread over all ranks, neighbouring stages on the same or adjacent ranks.
+    Raises ValueError unless p and v are positive ints.
     """
     ### BEGIN SOLUTION
     for name, value in (("p", p), ("v", v)):
         if type(value) is not int or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
+    # A chunk visits every rank in steps of one rank, so it runs straight down or straight up; chunk 0 starts on
+    # rank 0 and goes down, and each next chunk must start where the last one ended: down, up, down, ...
     placement = [[] for _ in range(p)]
     for c in range(v):
         for i in range(p):

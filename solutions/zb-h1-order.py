@@ -2,11 +2,9 @@
 
 
 def zb_h1_order(p, m, rank):
-    """The ops rank ``rank`` runs in ZB-H1 with p ranks and m micro-batches, e.g. ["F0", "F1", "B0", "W0", ...].
+    """The ops rank ``rank`` runs in a ZB-H1 order with p ranks and m micro-batches, e.g. ["F0", "F1", "B0", ...].
 
-    Like 1F1B (warm-up of min(p - rank - 1, m) forwards, then one F one B, then the remaining Bs), except that
-    each B is an input gradient and the weight gradients W are deferred: rank r keeps up to r of them pending,
-    doing the oldest pending W right after a B that makes more than r pending; the rest come at the end.
+    Peak activations <= p, makespan m(F+B+W) + (p-1)(F+B-W) when m >= p and W <= min(F, B).
     Raises ValueError unless p, m are positive ints and 0 <= rank < p.
     """
     ### BEGIN SOLUTION
@@ -24,7 +22,9 @@ def zb_h1_order(p, m, rank):
     def backward(j):
         order.append(f"B{j}")
         pending.append(j)
-        if len(pending) > rank:   # deferring Ws lets this rank send its Bs upstream sooner
+        # 1F1B's shape keeps the peak at p; rank r may hold r Ws back: its Bs then reach rank r-1 sooner, and
+        # the held Ws fill the r slots of the cool-down where rank r would otherwise wait.
+        if len(pending) > rank:
             order.append(f"W{pending.pop(0)}")
 
     for j in range(m - warm):

@@ -12,9 +12,8 @@ def flow_makespan(times, order):
 
 
 def johnson_order(times):
-    """The order minimising flow_makespan for two stages (Johnson's rule); times[i] = (a_i, b_i).
+    """An order minimising flow_makespan for two stages; times[i] = (a_i, b_i).
 
-    Micro-batches with a_i <= b_i first, by increasing a_i; then the others by decreasing b_i; ties by index.
     Raises ValueError when a micro-batch does not have exactly two stage times.
     """
     raise NotImplementedError  # TODO: your code here

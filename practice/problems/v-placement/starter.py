@@ -2,10 +2,9 @@
 
 
 def v_placement(p, v=2):
-    """placement[r] = the stages rank r holds (ascending) when v * p stages zig-zag over p ranks.
-
-    Chunk c holds stages c*p .. c*p + p - 1; even chunks go down the ranks (stage c*p + i on rank i), odd chunks
-    come back up (stage c*p + i on rank p - 1 - i).  Raises ValueError unless p and v are positive ints.
+    """placement[r] = the stages rank r holds (ascending): v * p stages, stage 0 on rank 0, every chunk of p
+    consecutive stages spread over all ranks, neighbouring stages on the same or adjacent ranks.
+    Raises ValueError unless p and v are positive ints.
     """
     raise NotImplementedError  # TODO: your code here
 

@@ -4,8 +4,7 @@ from submission import p2p_hops, v_placement
 
 
 def test_four_ranks():
-    assert_equal(v_placement(4), [[0, 7], [1, 6], [2, 5], [3, 4]], "v_placement(4)")
-    assert_equal(p2p_hops(v_placement(4)), 6, "p2p_hops(v_placement(4))")
+    assert_equal(v_placement(3, 1), [[0], [1], [2]], "v_placement(3, 1)", "一个 chunk 时就是普通的流水线")
     assert_equal(p2p_hops([[0, 4], [1, 5], [2, 6], [3, 7]]), 7, "p2p_hops(interleaved p=4 v=2)")
     assert_not_using(v_placement, "course")
     assert_not_using(p2p_hops, "course")

@@ -1,48 +1,53 @@
 import random
 
-from course.checks import CheckFailed, assert_close, assert_equal, assert_not_using, assert_raises, fresh_seed
+from course.checks import CheckFailed, assert_not_using, assert_raises, assert_true, fresh_seed
+from course.costs import Costs
 from course.plan import Plan, PlanError
-from course.sim import simulate
 from course.schedules import build
+from course.sim import simulate
 
 from submission import zb_h1_order
 
 
-def check_plan(p, m, what):
+def check_plan(p, m, costs, what):
     ranks = [zb_h1_order(p, m, r) for r in range(p)]
+    if not all(isinstance(o, list) and all(isinstance(t, str) for t in o) for o in ranks):
+        raise CheckFailed(f"{what}: 每个 rank 应该返回一个字符串列表")
     try:
-        timeline = simulate(Plan.parse("\n".join(" ".join(o) for o in ranks), m))
+        tl = simulate(Plan.parse("\n".join(" ".join(o) for o in ranks), m), costs)
     except PlanError as e:
         raise CheckFailed(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}") from None
-    for r, peak in enumerate(timeline.peak_activations):
-        if peak > p:
-            raise CheckFailed(f"{what}: rank {r} 的峰值激活 (peak activations) 是 {peak:g}，超过了 p={p}")
+    if not any(t.startswith("W") for o in ranks for t in o):
+        raise CheckFailed(f"{what}: 要把 backward 拆成 B 和 W")
+    for r, peak in enumerate(tl.peak_activations):
+        assert_true(peak <= p + 1e-9, f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了 p={p}")
+    f, b, w = costs.f, costs.b, costs.w
     if m >= p:
-        assert_close(timeline.makespan, 3 * m + p - 1, f"{what}: makespan (F=B=W=1)", "bubble 应该是 (p-1)(F+B-W)")
+        target = m * (f + b + w) + (p - 1) * (f + b - w)
+        assert_true(tl.makespan <= target + 1e-9 * target,
+                    f"{what}: makespan {tl.makespan:g}，目标 m(F+B+W)+(p-1)(F+B-W) = {target:g}")
     else:
-        limit = simulate(build("1f1b", p, m)).makespan
-        if timeline.makespan > limit + 1e-9:
-            raise CheckFailed(f"{what}: makespan {timeline.makespan:g} 比 1F1B 的 {limit:g} 还长")
+        limit = simulate(build("1f1b", p, m), costs).makespan
+        assert_true(tl.makespan <= limit + 1e-9 * limit, f"{what}: makespan {tl.makespan:g} 比 1F1B 的 {limit:g} 还长")
 
 
 def test_edge_cases():
-    assert_equal(zb_h1_order(1, 3, 0), "F0 B0 W0 F1 B1 W1 F2 B2 W2".split(), "zb_h1_order(1, 3, 0)")
-    assert_equal(zb_h1_order(4, 1, 3), ["F0", "B0", "W0"], "zb_h1_order(4, 1, 3)")
-    check_plan(4, 1, "p=4, m=1")
-    check_plan(5, 3, "p=5, m=3 (m < p)")
-    check_plan(4, 4, "p=m=4")
+    for p, m in [(1, 3), (4, 1), (5, 3), (4, 4)]:
+        check_plan(p, m, Costs(f=1, b=1, w=1), f"p={p}, m={m}")
 
 
-def test_bad_arguments():
-    for args in [(0, 4, 0), (4, 0, 0), (4, 4, 4), (4, 4, -1), (False, 4, 0), (4, "4", 0)]:
-        assert_raises(ValueError, zb_h1_order, *args, what=f"zb_h1_order{args}")
-
-
-def test_random_shapes():
+def test_random_shapes_and_costs():
     seed = fresh_seed()
     rng = random.Random(seed)
     for _ in range(30):
         p = rng.randint(1, 8)
         m = rng.randint(1, 3 * p)
-        check_plan(p, m, f"p={p}, m={m} (seed={seed})")
+        f, b = rng.uniform(0.5, 2), rng.uniform(0.5, 2)
+        costs = Costs(f=f, b=b, w=rng.uniform(0.05, 1) * min(f, b))
+        check_plan(p, m, costs, f"p={p}, m={m}, F={f:.3f}, B={b:.3f}, W={costs.w:.3f} (seed={seed})")
     assert_not_using(zb_h1_order, "course")
+
+
+def test_bad_arguments():
+    for args in [(0, 4, 0), (4, 0, 0), (4, 4, 4), (4, 4, -1), (False, 4, 0), (4, "4", 0)]:
+        assert_raises(ValueError, zb_h1_order, *args, what=f"zb_h1_order{args}")

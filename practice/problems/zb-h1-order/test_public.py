@@ -1,11 +1,20 @@
-from course.checks import assert_equal, assert_not_using
+from course.checks import CheckFailed, assert_close, assert_not_using, assert_raises
+from course.costs import Costs
+from course.plan import Plan, PlanError
+from course.sim import simulate
 
 from submission import zb_h1_order
 
 
-def test_three_ranks_four_microbatches():
-    expected = ["F0 F1 F2 B0 W0 F3 B1 W1 B2 W2 B3 W3", "F0 F1 B0 F2 B1 W0 F3 B2 W1 B3 W2 W3",
-                "F0 B0 F1 B1 F2 B2 W0 F3 B3 W1 W2 W3"]
-    for r in range(3):
-        assert_equal(zb_h1_order(3, 4, r), expected[r].split(), f"zb_h1_order(3, 4, {r})")
+def test_p3_m4_unit_costs():
+    ranks = [zb_h1_order(3, 4, r) for r in range(3)]
+    try:
+        tl = simulate(Plan.parse("\n".join(" ".join(o) for o in ranks), 4), Costs(f=1, b=1, w=1))
+    except PlanError as e:
+        raise CheckFailed(f"p=3, m=4: 不是合法的 plan 或者会死锁：{e}") from None
+    assert_close(tl.makespan, 4 * 3 + 2 * 1, "p=3, m=4, F=B=W=1 的 makespan", "目标是 m(F+B+W) + (p-1)(F+B-W)")
     assert_not_using(zb_h1_order, "course")
+
+
+def test_rank_out_of_range():
+    assert_raises(ValueError, zb_h1_order, 3, 4, 3)
