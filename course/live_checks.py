@@ -31,8 +31,8 @@ _COLLECTIVES = ("allgather", "allgather_coalesced", "allgather_into_tensor_coale
                 "alltoall_base", "all_to_all_single", "barrier", "monitored_barrier", "broadcast", "gather", "reduce",
                 "reduce_scatter", "_reduce_scatter_base", "reduce_scatter_single", "reduce_scatter_single_coalesced",
                 "reduce_scatter_tensor_coalesced", "scatter", "recv_anysource")
-_DEADLOCK_HINT = ("  提示 (hint): 每个 send 都要有对应的 recv；两个进程都先做阻塞的 (blocking) send 或 recv 会互相等待。"
-                  "发送用 dist.isend，在这一步结束前 wait()。")
+_DEADLOCK_HINT = ("  提示 (hint): 每个 send 都要有对应的 recv；两个相邻的 rank 都先做阻塞的 (blocking) send 会互相等待。"
+                  "办法之一：发送用 dist.isend，在这一步结束前 wait()。")
 
 
 class LearnerError(RuntimeError):

@@ -118,7 +118,7 @@ def chapter_notebook(chapter: int, exercises: list[Problem]) -> nbformat.Noteboo
     ]
     for e in exercises:
         needs = f"；需要 {', '.join(e.requires)}" if e.requires else ""
-        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}`{needs}\n\n{e.statement.strip()}"
+        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}` · {e.header}{needs}\n\n{e.statement.strip()}"
         names = ", ".join(repr(name) for name in submission_names(e))
         tests = (f"load_submission({names})\n\n" + with_calls(tests_source(e, "test_public.py"))
                  + "\n\n### BEGIN HIDDEN TESTS\n" + with_calls(tests_source(e, "test_hidden.py"))

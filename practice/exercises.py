@@ -47,6 +47,8 @@ class Problem:
     statement: str
     dir: Path
     solution: Path
+    section: str       # the chapter section it practises, e.g. "第 2 章 §4：GPipe 与 1F1B"
+    difficulty: int    # 1 (a warm-up) .. 3 (a design problem)
 
     @property
     def starter(self) -> Path:
@@ -63,8 +65,18 @@ class Problem:
         return {name: TestFile(name, source) for name, source in read_tests(self).items()}
 
     def to_json(self) -> dict:
-        return {"slug": self.slug, "title": self.title, "chapter": self.chapter, "points": self.points,
-                "requires": self.requires, "timeout": self.timeout}
+        return {"slug": self.slug, "title": self.title, "chapter": self.chapter, "section": self.section,
+                "difficulty": self.difficulty, "points": self.points, "requires": self.requires,
+                "timeout": self.timeout}
+
+    @property
+    def stars(self) -> str:
+        return "★" * self.difficulty + "☆" * (3 - self.difficulty)
+
+    @property
+    def header(self) -> str:
+        """One line for a statement's top: chapter section, difficulty, points."""
+        return f"{self.section} · 难度 (difficulty) {self.stars} · {self.points} 分"
 
 
 @dataclass(frozen=True)
@@ -157,16 +169,20 @@ def parse_front_matter(text: str, where: str) -> tuple[dict, str]:
 def load_problem(directory: Path, solutions: Path = SOLUTIONS) -> Problem:
     where = f"{directory.name}/problem.md"
     meta, body = parse_front_matter((directory / "problem.md").read_text(encoding="utf-8"), where)
-    for key, kind in (("title", str), ("chapter", int), ("points", int), ("requires", list)):
+    for key, kind in (("title", str), ("chapter", int), ("section", str), ("difficulty", int), ("points", int),
+                      ("requires", list)):
         if not isinstance(meta.get(key), kind):
             raise ValueError(f"{where}: front matter needs {key} ({kind.__name__}), got {meta.get(key)!r}")
     if not 1 <= meta["chapter"] <= 8:
         raise ValueError(f"{where}: chapter must be 1..8, got {meta['chapter']}")
+    if not 1 <= meta["difficulty"] <= 3:
+        raise ValueError(f"{where}: difficulty must be 1..3, got {meta['difficulty']}")
     timeout = meta.get("timeout", DEFAULT_TIMEOUT)
     if type(timeout) not in (int, float) or not timeout > 0:
         raise ValueError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
     return Problem(directory.name, meta["title"], meta["chapter"], meta["points"], meta["requires"],
-                   float(timeout), body, directory, solutions / f"{directory.name}.py")
+                   float(timeout), body, directory, solutions / f"{directory.name}.py", meta["section"],
+                   meta["difficulty"])
 
 
 def load_problems(problems: Path = PROBLEMS, solutions: Path = SOLUTIONS) -> list[Problem]:

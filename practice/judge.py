@@ -44,14 +44,14 @@ def cmd_list(problems, args) -> int:
         return 0
     for p in problems:
         req = f"  (needs {', '.join(p.requires)})" if p.requires else ""
-        print(f"ch{p.chapter}  {p.slug:<22} {p.points:>3} 分  {p.title}{req}")
+        print(f"ch{p.chapter}  {p.slug:<26} {p.points:>3} 分  {p.stars}  {p.title}{req}")
     return 0
 
 
 def cmd_start(problems, args) -> int:
     p = find(problems, args.slug)
     target = args.workspace / f"{p.slug}.py"
-    print(f"# {p.title}  (第 {p.chapter} 章, {p.points} 分)\n\n{p.statement}")
+    print(f"# {p.title}\n\n{p.header}\n\n{p.statement}")
     if target.is_symlink():
         raise JudgeError(f"{target} 是一个符号链接 (symlink)：不会通过它写文件 (not written through a link)")
     if target.exists():
