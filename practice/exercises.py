@@ -27,6 +27,7 @@ SOLUTIONS = REPO / "solutions"
 TEST_FILES = ("test_public.py", "test_hidden.py")
 DEFAULT_TIMEOUT = 10.0
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+KINDS = {"derive": "推导题 (derive)", "design": "设计题 (design)", "implement": "实现题 (implement)"}
 # What the grading trusts besides the test files (paths from the repository root).
 TRUSTED_FILES = ("practice/exercises.py", "practice/sandbox.py", "practice/checker.py", "practice/learner.py",
                  "practice/wire.py", "practice/judge.py", "course/checks.py", "course/live_checks.py")
@@ -48,7 +49,8 @@ class Problem:
     dir: Path
     solution: Path
     section: str       # the chapter section it practises, e.g. "第 2 章 §4：GPipe 与 1F1B"
-    difficulty: int    # 1 (a warm-up) .. 3 (a design problem)
+    difficulty: int    # 1 (a warm-up) .. 3 (the hardest)
+    kind: str          # "derive" (find a rule or formula), "design" (build something graded by properties), "implement"
 
     @property
     def starter(self) -> Path:
@@ -66,7 +68,7 @@ class Problem:
 
     def to_json(self) -> dict:
         return {"slug": self.slug, "title": self.title, "chapter": self.chapter, "section": self.section,
-                "difficulty": self.difficulty, "points": self.points, "requires": self.requires,
+                "kind": self.kind, "difficulty": self.difficulty, "points": self.points, "requires": self.requires,
                 "timeout": self.timeout}
 
     @property
@@ -76,7 +78,7 @@ class Problem:
     @property
     def header(self) -> str:
         """One line for a statement's top: chapter section, difficulty, points."""
-        return f"{self.section} · 难度 (difficulty) {self.stars} · {self.points} 分"
+        return f"{self.section} · {KINDS[self.kind]} · 难度 (difficulty) {self.stars} · {self.points} 分"
 
 
 @dataclass(frozen=True)
@@ -177,12 +179,14 @@ def load_problem(directory: Path, solutions: Path = SOLUTIONS) -> Problem:
         raise ValueError(f"{where}: chapter must be 1..8, got {meta['chapter']}")
     if not 1 <= meta["difficulty"] <= 3:
         raise ValueError(f"{where}: difficulty must be 1..3, got {meta['difficulty']}")
+    if meta.get("kind") not in KINDS:
+        raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, got {meta.get('kind')!r}")
     timeout = meta.get("timeout", DEFAULT_TIMEOUT)
     if type(timeout) not in (int, float) or not timeout > 0:
         raise ValueError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
     return Problem(directory.name, meta["title"], meta["chapter"], meta["points"], meta["requires"],
                    float(timeout), body, directory, solutions / f"{directory.name}.py", meta["section"],
-                   meta["difficulty"])
+                   meta["difficulty"], meta["kind"])
 
 
 def load_problems(problems: Path = PROBLEMS, solutions: Path = SOLUTIONS) -> list[Problem]:

@@ -44,7 +44,7 @@ def cmd_list(problems, args) -> int:
         return 0
     for p in problems:
         req = f"  (needs {', '.join(p.requires)})" if p.requires else ""
-        print(f"ch{p.chapter}  {p.slug:<26} {p.points:>3} 分  {p.stars}  {p.title}{req}")
+        print(f"ch{p.chapter}  {p.slug:<26} {p.points:>3} 分  {p.stars}  {p.kind:<9}  {p.title}{req}")
     return 0
 
 
@@ -226,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         sandbox.abort_all()
         print("judge: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:          # the reader went away (e.g. `judge.py list | head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (JudgeError, ValueError, OSError) as e:
         print(f"judge: {e}", file=sys.stderr)
         print("0 passed, 1 failed")

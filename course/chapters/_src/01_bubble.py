@@ -334,9 +334,10 @@ md(f"这台机器上最快的是 **m={best_m}**（每个 micro-batch {GLOBAL_ROW
 #
 # ## 练习
 #
-# - `bubble-ratio`：把 bubble 占比公式（含第 4 章的 $v$）写成函数，并拒绝不合法的参数。
+# - `bubble-ratio`（★☆☆）：先从一条时间线量出 bubble 占比，再把量出来的规律推成闭式解（含第 4 章的 $v$）。
+# - `choose-m`（★★☆）：global batch 固定、每个操作有固定开销、显存有上限时，选出让一次迭代最快的 $m$。
 #
-#   ```
-#   python practice/judge.py start bubble-ratio
-#   python practice/judge.py test bubble-ratio
-#   ```
+# ```bash
+# python practice/judge.py start bubble-ratio
+# python practice/judge.py start choose-m
+# ```

@@ -410,18 +410,14 @@ md(reveal(answer_fastest, fastest, "各调度的 makespan：" + "，".join(f"{k}
 #
 # ## 练习
 #
-# - `one-f-one-b-order`：写出 1F1B 每个 stage 的操作顺序。
+# - `one-f-one-b-order`（★★☆）：用模拟器找出 1F1B 每个 stage 最少要几个 warm-up 前向，既不死锁、也不让 makespan 变长。
+# - `event-simulator`（★★★）：实现事件驱动模拟器，包括死锁报告。
+# - `peak-activations`（★☆☆）：从每个 rank 的操作序列算出它的峰值激活。
+# - `heavy-stage-position`（★★☆）：先预测、再用模拟器验证慢的 stage 放在哪里 1F1B 最快，并推出它放在最后时的 makespan。
 #
-#   ```
-#   python practice/judge.py start one-f-one-b-order
-#   ```
-# - `event-simulator`：实现事件驱动模拟器，包括死锁报告。
-#
-#   ```
-#   python practice/judge.py start event-simulator
-#   ```
-# - `peak-activations`：从每个 rank 的操作序列算出它的峰值激活。
-#
-#   ```
-#   python practice/judge.py start peak-activations
-#   ```
+# ```bash
+# python practice/judge.py start one-f-one-b-order
+# python practice/judge.py start event-simulator
+# python practice/judge.py start peak-activations
+# python practice/judge.py start heavy-stage-position
+# ```

@@ -394,4 +394,12 @@ md(claim(refused is not None, f"torch 的 `Schedule1F1B` 拒绝 $p={P}$、$m={P 
 #
 # ## 练习
 #
-# - `python practice/judge.py start live-1f1b`：自己写一个 rank 上的 1F1B 训练步（`isend`/`recv`、loss 缩放），判题器在多个 gloo 进程上检查梯度和执行顺序；写成朴素的阻塞发送会被看门狗抓到。
+# - `live-1f1b`（★★★）：自己写一个 rank 上的 1F1B 训练步。先用最直接的阻塞 send/recv 写，读看门狗的报告，再改到通过；
+#   判题器在多个 gloo 进程上检查梯度、执行顺序和真正的点对点通信。
+# - `token-normalized-loss`（★★☆）：micro-batch 长短不一时，一个 micro-batch 一次 backward，累加出整个 batch 按 token
+#   平均的 loss 的梯度。
+#
+# ```bash
+# python practice/judge.py start live-1f1b
+# python practice/judge.py start token-normalized-loss
+# ```

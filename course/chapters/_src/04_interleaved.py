@@ -360,10 +360,11 @@ fig.tight_layout()
 #
 # ## 练习
 #
-# - `interleaved-order`：不调用库，写出交错调度某个 rank 的执行顺序（按 $p$ 个一组在 chunk 间轮转、Megatron 的预热个数）；
-#   测试用本库的模拟器检查它不死锁，makespan 等于 $m(F+B) + (p-1)(F+B)/v$。
+# - `interleaved-order`（★★★）：按 Megatron 的前向顺序，用模拟器找出每个 rank 最少要几个 warm-up 前向；再和 Megatron 的
+#   $2(p-r-1)+(v-1)p$ 比一比，想想多出来的前向什么时候有用（加上 `comm` 试试）。
+# - `interleaved-memory`（★★☆）：推出交错调度每个 rank 的激活峰值，看它和 1F1B 的 $p$ 比是多还是少。
 #
 # ```bash
 # python practice/judge.py start interleaved-order
-# python practice/judge.py test interleaved-order
+# python practice/judge.py start interleaved-memory
 # ```

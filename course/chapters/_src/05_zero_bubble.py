@@ -608,11 +608,17 @@ md(claim(never_worse, "每一行里，搜索在 ZB-H1、ZB-H2 各自的显存下
 #
 # ## 练习
 #
-# - `linear-backward-split`：不用 autograd，手写 `torch.nn.Linear` 的 B 和 W（含 bias，输入可以有多个前导维度），
-#   与 autograd 对齐。注意 torch 存的是 `weight` $= W^\top$，本章的公式要相应地转置。
-# - `zb-h1-order`：写出 ZB-H1 每个 rank 的 F/B/W 顺序（rank $r$ 最多让 $r$ 个 W 待做）；测试用模拟器检查 makespan 和激活峰值。
+# - `linear-backward-split`（★★☆）：不用 autograd，手写 `torch.nn.Linear` 的 B 和 W（含 bias，输入可以有多个前导维度），
+#   与 autograd 对齐。
+# - `zb-h1-order`（★★★）：设计一个顺序，激活峰值不超过 $p$、makespan 达到 $m(F+B+W)+(p-1)(F+B-W)$；测试在随机的
+#   F、B、W 上模拟检查，不比较某一个固定答案。
+# - `zb-h2-order`（★★★）：设计一个峰值不超过 $2p-1$、每个 rank 窗口内没有空闲的顺序。
+# - `schedule-under-memory-cap`（★★★）：写一个调度器，任何时刻每张卡的激活不超过上限，makespan 在 `course.search`
+#   的 1.15 倍以内。
 #
 # ```bash
 # python practice/judge.py start linear-backward-split
 # python practice/judge.py start zb-h1-order
+# python practice/judge.py start zb-h2-order
+# python practice/judge.py start schedule-under-memory-cap
 # ```

@@ -573,9 +573,14 @@ md(reveal(answer_overlap, max(beats) if beats else None,
 #
 # ## 练习
 #
-# - `v-placement`：写出 V 形放置（推广到 $v$ 个 chunk 的折返放置），并数出一个 micro-batch 前向要跨 rank 几次，和交错放置比较。
+# - `v-placement`（★☆☆）：从三条要求推出 V 形放置（推广到 $v$ 个 chunk），数出一个 micro-batch 前向要跨 rank 几次。
+# - `dualpipev-from-dualpipe`（★★★）：把 $2p$ 个 rank 上的 DualPipe 对折成 $p$ 个 rank 上的 DualPipeV：要哪一半、
+#   stage 和 micro-batch 怎么重新编号。
+# - `fb-overlap-order`（★★★）：在单向的普通流水线里设计一个用上 F&B 重叠的顺序：永远不比 1F1B 慢，
+#   `overlap <= 0.75` 时至少快 10%，激活不超过 $2p$。
 #
 # ```bash
 # python practice/judge.py start v-placement
-# python practice/judge.py test v-placement
+# python practice/judge.py start dualpipev-from-dualpipe
+# python practice/judge.py start fb-overlap-order
 # ```

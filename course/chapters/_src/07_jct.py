@@ -566,13 +566,11 @@ md(reveal(answer_lm_head, empty_from,
 #
 # ## 练习
 #
-# - `optimal-partition`：实现最小化瓶颈的连续切分，在反例上打败贪心。
+# - `optimal-partition`（★★☆）：实现最小化瓶颈的连续切分，在反例上打败贪心。
+# - `microbatch-order`（★★★）：实现置换流水车间的 makespan，再找出两个 stage 时 makespan 最小的顺序（规则要你自己
+#   找，`n` 上万也要算得动）。用你的 makespan 函数检查"最重的先做"。
 #
-#   ```
-#   python practice/judge.py start optimal-partition
-#   ```
-# - `microbatch-order`：实现置换流水车间的 makespan 和两 stage 的 Johnson 法则（题目末尾留了一个思考题：用你的 makespan 函数检查"最重的先做"）。
-#
-#   ```
-#   python practice/judge.py start microbatch-order
-#   ```
+# ```bash
+# python practice/judge.py start optimal-partition
+# python practice/judge.py start microbatch-order
+# ```

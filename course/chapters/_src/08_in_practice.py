@@ -540,8 +540,14 @@ md(claim(all(r["tp"] == 8 and r["recompute"] != "none" for r in no_pp) and best_
 #
 # ## 练习
 #
-# - `torch-actions`：把课程的 plan 转成 torch 的 action 字符串（重叠的一对展开成两个 action）。
+# - `trace-attribution`（★★★）：把一条 trace 每个 rank 的空闲分成调度的 bubble、不均衡和通信/开销（§2 的方法）。
+# - `torch-actions`（★★☆）：课程的 plan 和 torch 的 action 字符串双向互译，F&B 重叠的一对也要对上。
+# - `activation-bytes`（★★★）：从一层 transformer 的结构数出它为 backward 存的字节数（GPT 和 Llama 3 的一层，TP、SP、重算）。
+# - `layout-chooser`（★★★）：给一个模型、一批 GPU 和 global batch，选出放得下又最快的 tp × pp × dp、调度、$m$ 和重算方式。
 #
-#   ```
-#   python practice/judge.py start torch-actions
-#   ```
+# ```bash
+# python practice/judge.py start trace-attribution
+# python practice/judge.py start torch-actions
+# python practice/judge.py start activation-bytes
+# python practice/judge.py start layout-chooser
+# ```

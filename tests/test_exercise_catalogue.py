@@ -1,0 +1,53 @@
+"""The exercises as a whole: coverage per chapter, a design problem in each, every one linked from its chapter,
+statements that say what is checked, and points that follow difficulty."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from practice.exercises import load_problems  # noqa: E402
+
+PROBLEMS = load_problems()
+CHAPTERS = sorted((ROOT / "course" / "chapters" / "_src").glob("0*.py"))
+START = re.compile(r"python practice/judge\.py start ([a-z0-9-]+)")
+
+
+def test_at_least_twenty_exercises_two_per_chapter_and_a_design_problem_in_each():
+    by_chapter = defaultdict(list)
+    for p in PROBLEMS:
+        by_chapter[p.chapter].append(p)
+    assert len(PROBLEMS) >= 20
+    assert sorted(by_chapter) == list(range(1, len(CHAPTERS) + 1))
+    for chapter, problems in by_chapter.items():
+        assert len(problems) >= 2, f"chapter {chapter} has {len(problems)} exercise(s)"
+        assert any(p.kind == "design" for p in problems), f"chapter {chapter} has no design problem"
+    transcribed = [p.slug for p in PROBLEMS if p.kind not in ("derive", "design", "implement")]
+    assert not transcribed
+
+
+def test_every_exercise_is_linked_from_its_own_chapter_only():
+    linked = {}
+    for path in CHAPTERS:
+        chapter = int(path.name[:2])
+        for slug in START.findall(path.read_text(encoding="utf-8")):
+            linked.setdefault(slug, set()).add(chapter)
+    for p in PROBLEMS:
+        assert linked.get(p.slug) == {p.chapter}, f"{p.slug} (chapter {p.chapter}) is linked from {linked.get(p.slug)}"
+
+
+def test_statements_say_how_they_are_checked_and_which_section_they_practise():
+    for p in PROBLEMS:
+        assert p.section.startswith(f"第 {p.chapter} 章"), f"{p.slug}: section {p.section!r} is not in its chapter"
+        assert "怎么判" in p.statement or "判分" in p.statement, f"{p.slug}: the statement does not say how it is checked"
+
+
+def test_points_follow_difficulty():
+    allowed = {1: range(10, 16), 2: range(15, 21), 3: range(20, 26)}
+    for p in PROBLEMS:
+        assert p.points in allowed[p.difficulty], f"{p.slug}: {p.points} points at difficulty {p.difficulty}"
