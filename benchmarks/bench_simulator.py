@@ -153,9 +153,9 @@ def main():
                                 lambda: CompiledPlan(big).simulate(costs), 5)
     print(f"growth (compiled): m={4 * M} vs m={M}: {4 * growth:.2f}x (target <= 4.6x for 4x the ops)")
 
-    # The one micro-optimisation kept: the compiled simulator pauses the garbage collector (sim_compiled._gc_paused).
+    # The one micro-optimisation kept: the compiled simulator pauses the garbage collector (plan.gc_paused).
     def collecting():
-        with patch.object(sim_compiled, "_gc_paused", nullcontext):
+        with patch.object(sim_compiled, "gc_paused", nullcontext):
             return CompiledPlan(big).simulate(costs)
     gain, (t_paused, t_collecting), _ = paired_ratio(lambda: CompiledPlan(big).simulate(costs), collecting, 5)
     print(f"gc pause (compiled, m={4 * M}, {2 * P * 4 * M} ops): {t_paused:.3f}s paused, {t_collecting:.3f}s "

@@ -84,8 +84,9 @@ class Costs:
                 out.append([self._duration(table, scale, step) for step in steps])
                 continue
             stages = set(map(_STAGE, steps))
-            if len(stages) == 1:                 # one stage on the rank: look up by kind alone (cheaper)
-                by_kind = {kind: t for (kind, s), t in table.items() if s in stages}
+            each = {kind: {table[kind, s] for s in stages} for kind in KINDS}
+            if all(len(ts) <= 1 for ts in each.values()):   # an op's kind tells its duration: look that up alone
+                by_kind = {kind: ts.pop() for kind, ts in each.items() if ts}
                 row = list(map(by_kind.__getitem__, map(_KIND, steps)))
             else:
                 row = list(map(table.__getitem__, map(_KIND_STAGE, steps)))

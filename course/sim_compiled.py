@@ -13,15 +13,12 @@ reported as malformed, never as a deadlock.
 
 from __future__ import annotations
 
-import gc
-import heapq
-from contextlib import contextmanager
 from itertools import chain
 
 import numpy as np
 
 from .costs import Costs
-from .plan import KINDS, Op, Overlap, Plan, is_step, ops_of
+from .plan import KINDS, Op, Overlap, Plan, gc_paused, is_step, ops_of
 from .sim import DeadlockError
 from .timeline import Timeline
 
@@ -47,7 +44,7 @@ class CompiledPlan:
 
     def __init__(self, plan: Plan):
         try:
-            with _gc_paused():
+            with gc_paused():
                 self._compile(plan)
             return
         except _Malformed:
@@ -122,7 +119,7 @@ class CompiledPlan:
             spans[self.span_entries] = dur
             dur = spans.tolist()
         delay = (self.cross * float(costs.comm)).tolist() if costs.comm else [0.0] * self.size
-        with _gc_paused():
+        with gc_paused():
             begin, end, pos = _run(self.dep, delay, dur, self.start, self.stop, plan.p)
         if pos != self.stop:
             raise self._deadlock(pos, end)
@@ -165,33 +162,21 @@ class CompiledPlan:
         return DeadlockError(f"deadlock after {steps_done}/{total} steps: " + "; ".join(parts), waits)
 
 
-@contextmanager
-def _gc_paused():
-    """Compiling and running allocate 10^5-10^6 short-lived objects and no cycles, and each full collection
-    meanwhile rescans every live op: at 1F1B p=64, m=4096 (524k ops) pausing the collector makes compile +
-    simulate about 1.3x faster and keeps the growth linear (benchmarks/bench_simulator.py prints both)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _run(dep: list[int], delay: list[float], dur: list[float], lo: list[int], hi: list[int], P: int):
     """The event loop over CompiledPlan's columns (rank r runs entries lo[r] to hi[r] - 1): each entry's begin
-    and end time, and the entry where each rank stopped."""
+    and end time, and the entry where each rank stopped.
+
+    The ranks that may proceed wait on a plain stack, not a queue by time: an entry's times depend only on its
+    rank's previous entry and its input, both known when it runs, so the order in which ranks proceed changes
+    nothing but the cost of keeping them in order."""
     n = len(dep)
     begin: list[float] = [0.0] * n
     end: list[float | None] = [None] * n       # when each entry ends, once it is scheduled
     waiting = [-1] * n                          # entry -> the rank parked on its output
     pos, free = lo[:], [0.0] * P
-    events = [(0.0, r) for r in range(P)]      # (time, rank): rank r may proceed from `time` on
-    pop, push = heapq.heappop, heapq.heappush
-
-    while events:
-        _, r = pop(events)
+    ready = list(range(P))                      # the ranks that may proceed
+    while ready:
+        r = ready.pop()
         i, last, t_free = pos[r], hi[r], free[r]
         while i < last:                         # run rank r until an entry waits for its input
             start, d = t_free, dep[i]
@@ -207,7 +192,7 @@ def _run(dep: list[int], delay: list[float], dur: list[float], lo: list[int], hi
             begin[i] = start
             end[i] = t_free
             if waiting[i] >= 0:
-                push(events, (t_free, waiting[i]))   # its input arrives no earlier than t_free
+                ready.append(waiting[i])        # its input is now known
             i += 1
         pos[r], free[r] = i, t_free
     return begin, end, pos

@@ -6,7 +6,7 @@ module of this package and importing that module below.
 
 from __future__ import annotations
 
-from ..plan import Plan
+from ..plan import Plan, gc_paused
 from .registry import REGISTRY, ScheduleInfo, check_pm, register  # noqa: F401  (the package's API)
 
 
@@ -20,7 +20,8 @@ def build(name: str, p: int, m: int, **params) -> Plan:
         takes = ", ".join(info.params) or "no parameters beyond p and m"
         raise ValueError(f"{name} does not take {', '.join(extra)} (it takes: {takes})")
     check_pm(p, m)
-    return info.build(p, m, **{k: v for k, v in params.items() if v is not None})
+    with gc_paused():              # a plan is 10^5 ops without cycles: collecting meanwhile only rescans them
+        return info.build(p, m, **{k: v for k, v in params.items() if v is not None})
 
 
 from . import basic, interleaved, zero_bubble, dualpipe, controllable  # noqa: E402,F401  (importing them registers them)

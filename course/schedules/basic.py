@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..plan import Op, Plan
+from itertools import repeat
+
+from ..plan import Op, Plan, make_ops
 from .registry import register
 
 
@@ -24,5 +26,5 @@ def one_f_one_b_order(p: int, m: int, s: int) -> list[tuple[str, int]]:
 
 @register("1f1b", summary="warm up with p-s-1 forwards, then one forward one backward; stage s holds <= p-s")
 def one_f_one_b(p: int, m: int) -> Plan:
-    ranks = [[Op(k, i, s) for k, i in one_f_one_b_order(p, m, s)] for s in range(p)]
+    ranks = [make_ops(*zip(*one_f_one_b_order(p, m, s)), repeat(s)) for s in range(p)]
     return Plan(ranks, m, name="1f1b")

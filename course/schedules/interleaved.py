@@ -17,7 +17,9 @@ of p above p it is Megatron's order op for op; at m == p it does not run every f
 
 from __future__ import annotations
 
-from ..plan import Op, Plan
+from itertools import repeat
+
+from ..plan import Plan, make_ops
 from .registry import register
 
 
@@ -62,9 +64,10 @@ def _rotating(p: int, m: int, v: int, group: int, warm: list[int], name: str) ->
     chunks = [(k // group) % v for k in range(total)]
     ranks = []
     for r in range(p):
-        fwd = [Op("F", i, c * p + r) for i, c in zip(mbs, chunks)]
-        bwd = [Op("B", i, (v - 1 - c) * p + r) for i, c in zip(mbs, chunks)]
-        steady = [op for pair in zip(fwd[warm[r]:], bwd) for op in pair]   # one forward, one backward
+        fwd = make_ops(repeat("F"), mbs, [c * p + r for c in chunks])
+        bwd = make_ops(repeat("B"), mbs, [(v - 1 - c) * p + r for c in chunks])
+        steady = [None] * (2 * (total - warm[r]))     # one forward, one backward
+        steady[::2], steady[1::2] = fwd[warm[r]:], bwd[:total - warm[r]]
         ranks.append(fwd[:warm[r]] + steady + bwd[total - warm[r]:])
     placement = [[c * p + r for c in range(v)] for r in range(p)]
     return Plan(ranks, m, placement=placement, name=name)
