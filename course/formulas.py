@@ -188,10 +188,11 @@ def published_bubble(schedule: str, p: int, costs: Costs | None = None) -> float
     sent as soon as B ends and W runs afterwards.  DeepSeek's code runs a backward that is not deferred (the one
     inside F&B, and those of its steps 5-6) as one chunk and sends dX only after dW too, so every hop of the
     backward chain in the warm-up and drain carries W as well.  With W = 0 the two rules coincide, hence the exact
-    match.  Re-timing the same order with DeepSeek's rule (a throw-away model written while checking this, not
-    part of the course) gives the published value whenever F = B, for any W (the worst rank, for overlap < 1).
-    When F != B the formula is off under either rule: it was derived for the equal-length cells of the paper's
-    figure.
+    match.  Re-timing the same order with ``course.replay.whole_backward`` (chapter 6): making only the backward
+    inside each F&B pair one block reproduces the published value at F = B = W, and at W = 0; at other W no
+    rule reproduces it, and DeepSeek's full code path (every backward that does not defer its W as one block)
+    gives more bubble than published (8 instead of 6 at p = 8, m = 20, F = B = W).  When F != B the formula is
+    off under either rule: it was derived for the equal-length cells of the paper's figure.
     """
     costs = costs or Costs()
     f, b, w, _ = _uniform(costs)
