@@ -331,3 +331,24 @@ def test_check_passes_and_reports_its_time():
     assert re.search(r"check: \d+ exercises in [\d.]+ s wall", proc.stdout)
     passed, failed = counts(proc)
     assert failed == 0 and passed >= 12
+
+
+TAMPERED = '''import course.checks as _c
+for _name in [n for n in dir(_c) if n.startswith("assert_")]:
+    setattr(_c, _name, lambda *a, **k: None)        # checks disarmed in the learner process: reaches nothing
+{defs}
+'''
+
+
+@pytest.mark.parametrize("slug", sorted(p.slug for p in exercises.load_problems()
+                                        if "torch" not in p.requires))
+def test_a_tampered_answer_scores_zero_on_every_exercise(slug, tmp_path):
+    """Every exercise: functions that return nothing, with the checks patched to no-ops, pass no test."""
+    problem = exercises.find(exercises.load_problems(), slug)
+    names = sorted({n for f in problem.tests.values() for n in f.submission_names})
+    defs = "\n".join(f"class {n}(Exception):\n    pass" if n[0].isupper() else f"def {n}(*args, **kwargs):\n    return None"
+                     for n in names)
+    answer = tmp_path / f"{slug}.py"
+    answer.write_text(TAMPERED.format(defs=defs))
+    passed, failed = counts(run("test", slug, answer))
+    assert passed == 0 and failed > 0
