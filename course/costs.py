@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from operator import itemgetter, mul
 from typing import Sequence, Union
 
-from .plan import KINDS, Op, Overlap, Plan, Step, ops_of
+from .plan import KINDS, Overlap, Plan, Step, ops_of
 
 Value = Union[float, Sequence[float]]
 _KIND, _MB, _STAGE, _KIND_STAGE = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(0, 2)   # an Op's fields
@@ -79,8 +79,8 @@ class Costs:
         at a time): each op's (kind, stage) in one table, times its micro-batch's scale when there are scales."""
         table, scale = self._op_table(plan), self._scales(plan)
         out = []
-        for steps in plan.ranks:
-            if not set(map(type, steps)) <= {Op}:
+        for steps, plain in zip(plan.ranks, plan.op_ranks):
+            if not plain:
                 out.append([self._duration(table, scale, step) for step in steps])
                 continue
             stages = set(map(_STAGE, steps))

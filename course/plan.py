@@ -189,6 +189,11 @@ class Plan:
                 return True
         return False
 
+    @cached_property
+    def op_ranks(self) -> tuple[bool, ...]:
+        """Per rank: True when every step is a plain Op (no overlapped pair), so its ops can be read in C."""
+        return tuple(set(map(type, steps)) <= {Op} for steps in self.ranks)
+
     def rank_of_stage(self) -> Mapping[int, int]:
         """{stage: the rank that holds it}."""
         return MappingProxyType(self._rank_of_stage)

@@ -18,7 +18,7 @@ from itertools import chain
 import numpy as np
 
 from .costs import Costs
-from .plan import KINDS, Op, Overlap, Plan, gc_paused, is_step, ops_of
+from .plan import KINDS, Overlap, Plan, gc_paused, is_step, ops_of
 from .sim import DeadlockError
 from .timeline import Timeline
 
@@ -218,8 +218,8 @@ def _columns(plan: Plan):
     """Kind (0, 1, 2 for F, B, W), micro-batch and stage of every op as arrays, rank after rank, a pair as its
     two ops; where each rank's ops begin (and the total at the end); the index of each pair's first op."""
     kinds, mbs, stages, op_bounds, firsts = [], [], [], [0], []
-    for steps in plan.ranks:
-        if set(map(type, steps)) <= {Op}:
+    for steps, plain in zip(plan.ranks, plan.op_ranks):
+        if plain:
             cols = list(zip(*steps)) or [(), (), ()]
         else:
             ops = []

@@ -66,11 +66,12 @@ class Timeline:
         size = sizes.pop() if len(sizes) == 1 else None     # every stage the same size: look up by kind only
         out = []
         for steps in self.steps:
-            if size is not None and set(map(type, steps)) <= {Op}:
+            plain = set(map(type, steps)) <= {Op}
+            if size is not None and plain:
                 kinds = list(map(itemgetter(0), steps))
                 out.append((list(map({"F": size, "B": 0.0, "W": 0.0}.__getitem__, kinds)),
                             list(map({k: size * f for k, f in frees.items()}.__getitem__, kinds))))
-            elif set(map(type, steps)) <= {Op}:
+            elif plain:
                 out.append(([act[s] if k == "F" else 0.0 for k, _, s in steps],
                             [act[s] * frees[k] for k, _, s in steps]))
             else:
