@@ -206,4 +206,4 @@ def test_cli_overlap_iterations_and_errors(capsys):
     code, _, err = run_cli(capsys, "sim", "zb-h1", "-p", "4", "-m", "8", "--iterations", "0")
     assert code == 2 and "--iterations" in err
     code, _, err = run_cli(capsys, "sim", "dualpipe", "-p", "4", "-m", "8", "--overlap", "0")
-    assert code == 2 and "overlap must be a positive number" in err
+    assert code == 2 and "overlap must be a finite positive number" in err
