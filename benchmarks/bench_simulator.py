@@ -128,6 +128,11 @@ def main():
     assert (ours["makespan"], ours["peak_activations"]) == (seed["makespan"], seed["peak"]), (ours, seed)
     print(f"end to end, 1f1b p={P} m={M}: seed's program {t_seed:.3f}s, `python -m course sim --json` "
           f"{t_cli:.3f}s (best CPU of each) -> ratio {ratio:.2f}x (target <= 1.0x)")
+    # What no simulator code can change: the interpreter's start and the compiled simulator's numpy import.
+    _, (t_bare, t_numpy), _ = paired_ratio([sys.executable, "-c", "pass"], [sys.executable, "-c", "import numpy"],
+                                           repeat=5, clock=child_cpu_time)
+    print(f"  fixed costs in it: the interpreter alone {t_bare:.3f}s, importing numpy {t_numpy - t_bare:.3f}s more "
+          f"({(t_numpy - t_bare) / t_seed:.0%} of the seed's whole program)")
 
     # 2 and 3. The simulators alone, in this process, on a plan built once.
     plan = build("1f1b", P, M)
