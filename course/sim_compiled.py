@@ -2,13 +2,13 @@
 
 ``course.sim.simulate`` is the reference: read it first.  This module gives the same spans, peaks, memory
 curves and deadlock reports (tests/test_sim.py checks it on every registered schedule and on random plans),
-but it first compiles the plan, with numpy, into flat columns that a tight event loop only indexes.  Compiling
-depends on the plan alone, so a CompiledPlan simulates one plan under many Costs: that is what the ordering
-search (one simulation per search node), chapter 7's sweeps and the benchmarks need; the CLI and several
-iterations (course.iterations) use it for its speed on 10^5 ops (about 5x the plain simulator's,
-benchmarks/bench_simulator.py).  The same compile pass
-checks every op, vectorised; on any violation ``Plan.validate()`` names the first one, so a malformed plan is
-reported as malformed, never as a deadlock.
+but it first compiles the plan, with numpy, into flat columns that a tight loop only indexes: a rank runs
+until an input is missing, parks on it, and is woken when it is computed (no queue by time: see ``_run``).
+Compiling depends on the plan alone, so a CompiledPlan simulates one plan under many Costs: that is what the
+ordering search (one simulation per search node), chapter 7's sweeps and the benchmarks need; the CLI and
+several iterations (course.iterations) use it for its speed on 10^5 ops (about 6x the plain simulator's,
+benchmarks/bench_simulator.py).  The same compile pass checks every op, vectorised; on any violation
+``Plan.validate()`` names the first one, so a malformed plan is reported as malformed, never as a deadlock.
 """
 
 from __future__ import annotations
