@@ -183,9 +183,11 @@ class Plan:
     @cached_property
     def split_backward(self) -> bool:
         """True when backward is split into B (input gradient) and W (weight gradient): the plan has W ops."""
-        for steps in self.ranks:
+        for steps, plain in zip(self.ranks, self.op_ranks):
             heads = set(map(itemgetter(0), steps))    # each Op's kind, each Overlap's first Op: in one C pass
-            if "W" in heads or any(op.kind == "W" for step in steps if type(step) is Overlap for op in step):
+            if "W" in heads:
+                return True
+            if not plain and any(op.kind == "W" for step in steps if type(step) is Overlap for op in step):
                 return True
         return False
 
