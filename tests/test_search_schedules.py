@@ -1,5 +1,5 @@
 """Controllable-memory V schedules: what the building blocks promise, checked by simulation over a sweep, and the
-conditions under which it holds (memory: any costs; idle: the paper's F = B = W)."""
+conditions under which it holds (memory: any costs; idle: the paper's F = B = W; V-ZB's zero idle: m >= 2p-1)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from hypothesis import given, settings, strategies as st
 
 from course.costs import Costs
 from course.schedules import REGISTRY, build
-from course.schedules.controllable import PERIOD, building_block, v_rank
+from course.schedules.controllable import (PERIOD, V_ZB_OFFSETS, building_block, reorder_ends, repeat_block,
+                                           v_offsets, v_rank)
 from course.sim import simulate
 
 # (schedule, memory as a share of 1F1B's peak, idle as a share of 1F1B's) with F = B = W
-PROMISES = {"v-min": (1 / 3, 2 / 3), "v-half": (1 / 2, 1 / 2), "v-zb": (1.0, 1 / 3)}
+PROMISES = {"v-min": (1 / 3, 2 / 3), "v-half": (1 / 2, 1 / 2), "v-zb": (1.0, 0.0)}
 SWEEP = [(p, m) for p in (4, 6, 8, 12, 16) for m in (2 * p, 4 * p)]
 
 
@@ -27,7 +28,7 @@ def test_registered():
 
 @pytest.mark.parametrize("p", [1, 2, 4, 7, 16])
 def test_the_block_never_collides_with_its_own_copies(p):
-    for df, db in (((1,), (1,)), ((2, 1), (1,)), ((3,), (2,))):
+    for df, db in (((1,), (1,)), ((2, 1), (1,)), v_offsets(p, *V_ZB_OFFSETS)):
         slot = building_block(p, df, db, 0)
         per_rank = {}
         for (kind, stage), t in slot.items():
@@ -82,10 +83,66 @@ def test_idle_promise_needs_equal_costs():
     assert idle["v-zb"] < base
 
 
-@pytest.mark.parametrize("p", [4, 8, 16])
-def test_zero_idle_at_1f1b_memory_needs_more_warm_up_than_the_v_zb_block(p):
-    # the published zero bubble at 1F1B's memory: zbv (ZB-V) spends the same memory as v-zb on warm-up forwards
-    costs, m = Costs(f=1, b=1, w=1), 4 * p
-    zbv, vzb = simulate(build("zbv", p, m), costs), simulate(build("v-zb", p, m), costs)
-    assert max(zbv.peak_activations) == max(vzb.peak_activations) == p
-    assert max(zbv.idle) == 0 < max(vzb.idle)
+def v_zb_block(p, m):
+    return repeat_block(p, m, building_block(p, *v_offsets(p, *V_ZB_OFFSETS), 0), "v-zb")
+
+
+@pytest.mark.parametrize("p", range(1, 11))
+def test_v_zb_has_no_idle_at_1f1b_memory_exactly_when_m_reaches_2p_minus_1(p):
+    costs = Costs(f=1, b=1, w=1)
+    for m in range(1, 4 * p + 1):
+        tl = simulate(build("v-zb", p, m), costs)
+        if m >= 2 * p - 1:
+            assert tl.idle == [0] * p, (m, tl.idle)
+            # every rank holds 1F1B's peak: p micro-batches of a full stage (each chunk's F counts 1/2)
+            assert tl.peak_activations == [p] * p == [max(one_f_one_b(p, m, costs).peak_activations)] * p, m
+        else:   # rank 0 runs out of forwards before the first micro-batch comes back
+            assert tl.idle[0] > 0 and max(tl.peak_activations) <= p, (m, tl.idle)
+
+
+@pytest.mark.parametrize("p", [1, 2, 4, 7])
+def test_v_zb_block_offsets_and_lifespan(p):
+    slot = building_block(p, *v_offsets(p, *V_ZB_OFFSETS), 0)
+    first, turn, second = V_ZB_OFFSETS
+    gaps = [first] * (p - 1) + [turn] + [second] * (p - 1)       # no op had to move to dodge a copy
+    assert [slot["F", k] - slot["F", k - 1] for k in range(1, 2 * p)] == gaps
+    assert [slot["B", k] - slot["B", k + 1] for k in range(2 * p - 2, -1, -1)] == gaps
+    assert all(slot["W", k] == slot["B", k] + 1 for k in range(2 * p))
+    for r in range(p):  # F start to W end on both chunks: 12p slots = 2p chunk activations per period, every rank
+        assert sum(slot["W", s] + 1 - slot["F", s] for s in (r, 2 * p - 1 - r)) == 12 * p
+
+
+@pytest.mark.parametrize("p", [2, 4, 6])
+def test_v_zb_steady_state_is_its_block_and_zbvs(p):
+    m, costs = 8 * p, Costs(f=1, b=1, w=1)
+    slot = building_block(p, *v_offsets(p, *V_ZB_OFFSETS), 0)
+    for name in ("v-zb", "zbv"):
+        tl = simulate(build(name, p, m), costs)
+        start = {step: s for r in range(p) for step, s in zip(tl.steps[r], tl.starts[r])}
+        unit = tl.ends[0][0] - tl.starts[0][0]          # one chunk op
+        for i in range(2 * p, m - 2 * p):               # micro-batches clear of the warm-up and the cool-down
+            f0 = start["F", i, 0]
+            assert start["F", i + 1, 0] - f0 == PERIOD * unit, name
+            assert {op: (start[op[0], i, op[1]] - f0) / unit for op in slot} == \
+                {op: t - slot["F", 0] for op, t in slot.items()}, (name, i)
+
+
+@pytest.mark.parametrize("p", [2, 4, 8, 16])
+def test_the_block_idles_only_at_its_ends_and_reordering_them_removes_it(p):
+    costs = Costs(f=1, b=1, w=1)
+    for m in (2 * p, 4 * p):
+        block, vzb = simulate(v_zb_block(p, m), costs), simulate(build("v-zb", p, m), costs)
+        assert block.idle == [p - 1 - r for r in range(p)]     # the same for every m: no bubble in the steady state
+        assert vzb.idle == [0] * p and vzb.peak_activations == block.peak_activations   # reordering adds no memory
+        assert vzb.makespan == block.makespan - (p - 1) / 2     # the iteration ends (p-1)/2 F sooner
+        zbv = simulate(build("zbv", p, m), costs)               # the hand-made ZB-V: same memory, same makespan
+        assert zbv.idle == vzb.idle and zbv.peak_activations == vzb.peak_activations and zbv.makespan == vzb.makespan
+
+
+def test_reordering_keeps_the_steady_state_and_every_op():
+    p, m = 4, 16
+    block = v_zb_block(p, m)
+    plan = reorder_ends(block).validate()
+    assert [sorted(r) for r in plan.ranks] == [sorted(r) for r in block.ranks]
+    middle = slice(12 * p, 6 * m - 12 * p)
+    assert [r[middle] for r in plan.ranks] == [r[middle] for r in block.ranks]
