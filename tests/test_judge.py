@@ -24,6 +24,11 @@ HANG_GUARD = 240   # a judge run that takes longer than this has hung (not a spe
 sys.path.insert(0, str(REPO))   # `practice` is the repository's, not an installed package
 from practice import exercises  # noqa: E402
 
+# Most judge tests grade answers to bubble-ratio; its size is read from the catalogue, not repeated here.
+BUBBLE = exercises.find(exercises.load_problems(), "bubble-ratio")
+N_BUBBLE = sum(len(f.test_names) for f in BUBBLE.tests.values())
+SPANS = "\ndef bubble_from_spans(spans):\n    return 0.123\n"   # the exercise's other function, wrong
+
 
 def run(*args, cwd=REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(JUDGE), *map(str, args)], cwd=cwd, capture_output=True, text=True,
@@ -96,7 +101,7 @@ def test_sync_and_check_catch_broken_sources(tmp_path):
     assert run(*where, "sync").returncode == 0
     proc = run(*where, "check", "bubble-ratio")
     assert proc.returncode == 1 and "FAIL bubble-ratio" in proc.stdout
-    assert "solution [hidden] test_edge_cases: failed" in proc.stdout
+    assert "solution [hidden] test_closed_form_against_the_simulator: failed" in proc.stdout
     assert "starter [public] test_vacuous: passed" in proc.stdout
     assert last_line(proc) == "0 passed, 1 failed"
 
@@ -124,10 +129,10 @@ def test_start_copies_the_starter_and_never_overwrites(tmp_path):
 
 def test_test_command_exit_codes_and_json():
     good = run("test", "bubble-ratio", REPO / "solutions/bubble-ratio.py", "--json")
-    assert good.returncode == 0 and counts(good) == (6, 0)
+    assert good.returncode == 0 and counts(good) == (N_BUBBLE, 0)
     assert set(verdicts(good).values()) == {"passed"}
     bad = run("test", "bubble-ratio", REPO / "practice/problems/bubble-ratio/starter.py")
-    assert bad.returncode == 1 and counts(bad) == (0, 6)
+    assert bad.returncode == 1 and counts(bad) == (0, N_BUBBLE)
     assert "NotImplementedError" in bad.stdout
 
 
@@ -136,10 +141,11 @@ def test_scoreboard_grades_the_workspace(tmp_path):
     shutil.copy(REPO / "practice/problems/v-placement/starter.py", tmp_path / "v-placement.py")
     proc = run("--workspace", tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert re.search(r"bubble-ratio\s+1\s+6/6\s+10/10", proc.stdout), proc.stdout
+    assert re.search(rf"bubble-ratio\s+1\s+{N_BUBBLE}/{N_BUBBLE}\s+{BUBBLE.points}/{BUBBLE.points}", proc.stdout), \
+        proc.stdout
     assert re.search(r"v-placement\s+6\s+0/5\s+0/10", proc.stdout), proc.stdout
     assert "not started" in proc.stdout
-    assert counts(proc) == (6, 5)
+    assert counts(proc) == (N_BUBBLE, 5)
 
 
 def test_unknown_exercise_is_one_clear_line():
@@ -152,17 +158,18 @@ def test_unknown_exercise_is_one_clear_line():
 def test_doctor_reports_torch_gloo_and_cores():
     proc = run("doctor")
     assert proc.returncode == 0, proc.stdout
-    for word in ("torch", "gloo", "cores", "12/12 exercises can run here"):
+    n = len(exercises.load_problems())
+    for word in ("torch", "gloo", "cores", f"{n}/{n} exercises can run here"):
         assert word in proc.stdout
 
 
 def test_hidden_tests_show_name_and_message_not_source(tmp_path):
     wrong = tmp_path / "wrong.py"
-    wrong.write_text("def bubble_ratio(p, m, v=1):\n    if p < 1 or m < 1 or v < 1: raise ValueError\n"
-                     "    return (p - 1) / (m + p - 1)\n")   # ignores v
+    solution = (REPO / "solutions/bubble-ratio.py").read_text()
+    wrong.write_text(solution.replace("return (p - 1) / (v * m + p - 1)", "return (p - 1) / (m + p - 1)"))  # ignores v
     proc = run("test", "bubble-ratio", wrong)
-    assert counts(proc) == (2, 4)
-    assert "[hidden] test_edge_cases" in proc.stdout and "bubble_ratio(2, 3, 4)" in proc.stdout
+    assert counts(proc) == (N_BUBBLE - 1, 1)
+    assert "[hidden] test_closed_form_against_the_simulator" in proc.stdout and "bubble_ratio(" in proc.stdout
     hidden = (REPO / "practice/problems/bubble-ratio/test_hidden.py").read_text()
     for line in hidden.splitlines():
         if len(line.strip()) > 25:
@@ -235,6 +242,9 @@ HOSTILE = {
 }
 
 
+HOSTILE = {k: (src + SPANS if "def bubble_ratio" in src else src, verdict) for k, (src, verdict) in HOSTILE.items()}
+
+
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
     source, expected = HOSTILE[name]
@@ -250,15 +260,15 @@ def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
                             and k != "hidden:test_bad_arguments"}, got
     assert expected in got.values(), got
     passed, failed = counts(proc)
-    assert passed + failed == 6 and failed >= 4
+    assert passed + failed == N_BUBBLE and failed >= N_BUBBLE - 2
 
 
 def test_background_child_cannot_keep_the_judge_waiting(tmp_path):
     path = tmp_path / "orphan.py"   # the child reports its pid on stdout (its files outside are read-only as root)
     path.write_text("import os, time\nif os.fork() == 0:\n    print(f'PID {os.getpid()}', flush=True)\n"
-                    "    time.sleep(3600)\ndef bubble_ratio(p, m, v=1):\n    return 0.5\n")
+                    "    time.sleep(3600)\ndef bubble_ratio(p, m, v=1):\n    return 0.5\n" + SPANS)
     proc = run("--timeout", 6, "test", "bubble-ratio", path)
-    assert counts(proc) == (0, 6)
+    assert counts(proc) == (0, N_BUBBLE)
     pids = [int(m) for m in re.findall(r"PID (\d+)", proc.stdout)]
     assert pids, proc.stdout
     time.sleep(0.5)
@@ -282,9 +292,9 @@ def test_rewritten_test_files_change_nothing(tmp_path):
     path.write_text("import pathlib\n"
                     f"for f in list(pathlib.Path({str(target)!r}).glob('test_*.py')) + list(pathlib.Path('.').glob('test_*.py')):\n"
                     "    f.write_text('def test_everything():\\n    pass\\n')\n"
-                    "def bubble_ratio(p, m, v=1):\n    return 0.5\n")
+                    "def bubble_ratio(p, m, v=1):\n    return 0.5\n" + SPANS)
     first = run("--problems", problems, "test", "bubble-ratio", path)
-    assert counts(first) == (0, 6), first.stdout
+    assert counts(first) == (0, N_BUBBLE), first.stdout
     if os.geteuid() == 0:   # as root the learner sees its files read-only: the rewrite itself was refused ...
         assert "def test_everything" not in (target / "test_hidden.py").read_text()
         (target / "test_hidden.py").write_text("def test_everything():\n    pass\n")   # ... so rewrite them here
