@@ -114,12 +114,14 @@ class TestFile:
     def forbidden_modules(self) -> dict[str, list[str]]:
         """For each learner function named in an ``assert_not_using(fn, "module", ...)`` call, the modules named
         there: the learner process refuses calls into them while that function runs ("*": a call whose first
-        argument is not a plain name forbids them for every function)."""
+        argument is not one of the names imported from ``submission``, e.g. a loop variable, forbids them for
+        every function)."""
         found: dict[str, list[str]] = {}
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) \
                     == "assert_not_using" and node.args:
-                key = node.args[0].id if isinstance(node.args[0], ast.Name) else "*"
+                first = node.args[0]
+                key = first.id if isinstance(first, ast.Name) and first.id in self.submission_names else "*"
                 mods = found.setdefault(key, [])
                 mods += [a.value for a in node.args[1:] if isinstance(a, ast.Constant) and type(a.value) is str
                          and a.value not in mods]

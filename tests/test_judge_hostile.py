@@ -33,7 +33,9 @@ def leftovers(root: Path) -> list[str]:
 
 def judge(tmp_path: Path, slug: str, source: str, timeout: float = 10, *args) -> tuple[dict, str, float]:
     """Grade ``source`` for ``slug``; return {file:test: (verdict, message)}, stdout, seconds.  Asserts the judge
-    cleaned up: nothing left in its temporary directory, no process running in it."""
+    cleaned up: nothing left in its temporary directory, no process running in it.  The answers here are about
+    bubble-ratio's ``bubble_ratio``; its other function gets a stand-in that calls it, so every test meets it."""
+    source = with_spans(slug, source)
     tmp = tmp_path / "tmp"
     tmp.mkdir(exist_ok=True)
     path = tmp_path / "submission_under_test.py"
@@ -48,6 +50,12 @@ def judge(tmp_path: Path, slug: str, source: str, timeout: float = 10, *args) ->
     assert list(tmp.iterdir()) == [], "the judge left a temporary directory"
     assert leftovers(tmp) == [], "the judge left a learner's process running"
     return {f"{r['file']}:{r['name']}": (r["verdict"], r["message"]) for r in data["results"]}, data["output"], elapsed
+
+
+def with_spans(slug: str, source: str) -> str:
+    if slug == "bubble-ratio" and "def bubble_ratio" in source and "def bubble_from_spans" not in source:
+        source += "\n\ndef bubble_from_spans(spans):\n    return -bubble_ratio(4, 8)   # never a ratio\n"
+    return source
 
 
 def verdicts(got: dict) -> set[str]:
@@ -78,7 +86,7 @@ def test_patches_in_the_learner_process_change_nothing(name, tmp_path):
     print(f"{name}: {elapsed:.1f} s")
     assert "passed" not in {v for k, (v, _) in got.items() if k not in ("public:test_rejects_zero_stages",
                                                                        "hidden:test_bad_arguments")}, got
-    assert got["hidden:test_random_cases"][0] in ("failed", "error", "crashed"), got   # or it broke its own process
+    assert got["hidden:test_closed_form_against_the_simulator"][0] in ("failed", "error", "crashed"), got   # or it broke its own process
 
 
 def test_patched_course_class_method_changes_nothing(tmp_path):
@@ -141,7 +149,7 @@ print("REPORT" + json.dumps(report), flush=True)
     got, output, _ = judge(tmp_path, "bubble-ratio", source)
     reports = [json.loads(line.split("REPORT", 1)[1]) for line in output.splitlines() if "REPORT" in line]
     assert reports and all(set(r) == {"targets"} and r["targets"] >= 2 for r in reports), reports   # all refused
-    assert got["public:test_textbook_values"][0] == "failed"
+    assert got["public:test_closed_form_examples"][0] == "failed"
 
 
 # ---- containment ----------------------------------------------------------------------------------------------
@@ -158,7 +166,7 @@ def test_setsid_escapers_are_found_and_killed(tmp_path):
               "escape()\n" + WRONG)
     got, output, elapsed = judge(tmp_path, "bubble-ratio", source)
     print(f"setsid: {elapsed:.1f} s")
-    assert got["public:test_textbook_values"][0] == "failed"
+    assert got["public:test_closed_form_examples"][0] == "failed"
     escaped = [int(line.split("ESCAPED ", 1)[1]) for line in output.splitlines() if "ESCAPED " in line]
     assert len(escaped) == 2 and not any(psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"
                                          for p in escaped)
@@ -195,7 +203,7 @@ def test_fork_bomb_is_bounded(tmp_path):
     got, _, elapsed = judge(tmp_path, "bubble-ratio", source)
     print(f"fork bomb: {elapsed:.1f} s")
     assert verdicts(got) == {"crashed"}, got
-    assert "too many processes" in got["public:test_textbook_values"][1]
+    assert "too many processes" in got["public:test_closed_form_examples"][1]
 
 
 def grade_with_caps(tmp_path: Path, source: str, caps: dict, timeout: float) -> tuple[list, float]:
@@ -204,7 +212,7 @@ def grade_with_caps(tmp_path: Path, source: str, caps: dict, timeout: float) -> 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     path = tmp_path / "hog.py"
-    path.write_text(source)
+    path.write_text(with_spans("bubble-ratio", source))
     script = (f"import json, sys, time\nfrom concurrent.futures import ThreadPoolExecutor\n"
               f"sys.path.insert(0, {str(REPO)!r})\nfrom practice import exercises, sandbox\n"
               f"for k, v in {caps!r}.items():\n    setattr(sandbox, k, v)\n"
@@ -249,7 +257,7 @@ def test_memory_of_test_files_running_at_once_is_bounded(tmp_path):
 def test_output_before_a_crash_is_shown(tmp_path):
     source = "import os\ndef bubble_ratio(p, m, v=1):\n    print('about to leave', p)\n    os._exit(3)\n"
     got, output, _ = judge(tmp_path, "bubble-ratio", source)
-    assert got["public:test_textbook_values"][0] == "crashed" and "exit code 3" in got["public:test_textbook_values"][1]
+    assert got["public:test_closed_form_examples"][0] == "crashed" and "exit code 3" in got["public:test_closed_form_examples"][1]
     assert "about to leave 4" in output
 
 
@@ -319,7 +327,7 @@ def test_files_outside_its_directory_are_read_only(tmp_path):
               f"        raise RuntimeError(refused)\n"
               f"    return (p - 1) / (v * m + p - 1)\n")
     got, _, _ = judge(tmp_path, "bubble-ratio", source)
-    assert got["public:test_textbook_values"][0] == "passed", got
+    assert got["public:test_closed_form_examples"][0] == "passed", got
     assert target.read_bytes() == before and not (tmp_path / "outside").exists()
 
 
