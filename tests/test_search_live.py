@@ -29,11 +29,12 @@ def test_live_runs_a_searched_plan_file_with_gradient_parity(searched, tmp_path,
 
 
 def test_searched_plan_runs_in_torchs_runtime_with_gradient_parity(searched, tmp_path):
-    from course.torch_bridge import read_csv, run_in_torch, to_csv
+    from course.live import run_plan
+    from course.torch_bridge import read_csv, to_csv
 
     path = tmp_path / "searched.csv"
     path.write_text(to_csv(searched))
     assert read_csv(path, searched.m).format() == searched.format()
-    result = run_in_torch(searched)
-    assert result["ok"], result
-    assert len(result["losses"]) == searched.m
+    result = run_plan(searched, engine="torch-runtime")      # torch's _PipelineScheduleRuntime loads that CSV
+    assert result.grad_ok, result
+    assert len(result.losses) == searched.m
