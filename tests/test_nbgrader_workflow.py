@@ -32,8 +32,8 @@ INSTRUCTOR = ROOT / "instructor"
 ASSIGNMENTS = sorted(p.name for p in (INSTRUCTOR / "source").glob("ch*") if p.is_dir())
 STUDENTS = ("correct", "untouched", "tampered")
 SOLUTION_1F1B = (ROOT / "solutions" / "one-f-one-b-order.py").read_text(encoding="utf-8")
-WRONG_1F1B = """\
-def one_f_one_b_order(p, m, stage):   # wrong: only a trick in the kernel could pass it
+WRONG_PEAK = """\
+def peak_activations(ranks):   # wrong: only a trick in the kernel could pass it
     return []
 """
 # Students who answer one exercise their own way (the reference solution elsewhere), where that exercise is.
@@ -61,6 +61,10 @@ def bubble_ratio(p, m, v=1):   # wrong value, right errors: only the patched che
     if any(type(x) is not int or x < 1 for x in (p, m, v)):
         raise ValueError("p, m and v must be positive ints")
     return 0.5
+
+
+def bubble_from_spans(spans):
+    return 0.5
 """},
     # honest: the reference answer, chatty on stderr (nbgrader alone would score it 0)
     "noisy": {"one_f_one_b_order": SOLUTION_1F1B.replace("    ### BEGIN SOLUTION\n", """\
@@ -86,7 +90,7 @@ def simulate(ranks, f, b, comm=0.0):   # Ctrl-C (SIGINT) cannot stop it
         time.sleep(0.01)
 """},
     # In-kernel cheats (issue 13): a wrong answer plus a trick the kernel cannot stop; the regrade must flag them.
-    "transformer": {"one_f_one_b_order": WRONG_1F1B + '''
+    "transformer": {"peak_activations": WRONG_PEAK + '''
 
 def _skip_tests(lines):   # an IPython input transformer: every later test cell runs as `pass`
     return ["pass\\n"] if any("load_submission(" in line for line in lines) else lines
@@ -94,7 +98,7 @@ def _skip_tests(lines):   # an IPython input transformer: every later test cell 
 
 get_ipython().input_transformers_post.append(_skip_tests)
 '''},
-    "redefiner": {"one_f_one_b_order": WRONG_1F1B + '''
+    "redefiner": {"peak_activations": WRONG_PEAK + '''
 import sys
 import types
 
@@ -115,7 +119,7 @@ for _name in dir(course.checks):
     if _name.startswith("assert_"):
         setattr(course.checks, _name, lambda *args, **kwargs: None)
 '''},
-    "swallower": {"one_f_one_b_order": WRONG_1F1B + '''
+    "swallower": {"peak_activations": WRONG_PEAK + '''
 import sys
 
 from IPython.core.interactiveshell import ExecutionResult
@@ -374,7 +378,10 @@ def hidden_test_names(test_cell: str) -> set[str]:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_feedback_html_is_generated_without_hidden_tests(graded, assignment):
-    hidden = set().union(*(hidden_test_names(c.source) for c in cells(source_notebook(assignment), grade=True)))
+    tests = [c.source for c in cells(source_notebook(assignment), grade=True)]
+    public = {n.name for c in tests for n in ast.parse(textwrap.dedent(c.split("### BEGIN HIDDEN TESTS")[0])).body
+              if isinstance(n, ast.FunctionDef)}
+    hidden = set().union(*(hidden_test_names(c) for c in tests)) - public   # a name one exercise shows in public
     assert hidden
     for student in students(assignment):
         page = (graded["course"] / "feedback" / student / assignment / f"{assignment}.html").read_text("utf-8")

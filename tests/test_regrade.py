@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 INSTRUCTOR = ROOT / "instructor"
 SOLUTION = (ROOT / "solutions" / "bubble-ratio.py").read_text(encoding="utf-8")
-WRONG = "def bubble_ratio(p, m, v=1):\n    return 0.5\n"
+WRONG = "def bubble_ratio(p, m, v=1):\n    return 0.5\n\n\ndef bubble_from_spans(spans):\n    return 0.5\n"
+POINTS = "15"   # bubble-ratio's points (practice/problems/bubble-ratio/problem.md)
 
 
 def load_regrade():
@@ -35,10 +36,11 @@ def source_notebook():
 
 
 def submit(course: Path, student: str, solution: str, extra: list[str] = ()):
-    """A submitted ch01 notebook whose solution cell holds `solution`, with `extra` cells appended."""
+    """A submitted ch01 notebook whose bubble-ratio solution cell holds `solution` (the other exercises keep the
+    reference answers of the source notebook), with `extra` cells appended."""
     nb = source_notebook()
     for cell in nb.cells:
-        if cell.metadata.nbgrader["solution"]:
+        if cell.metadata.nbgrader["solution"] and cell.metadata.nbgrader["grade_id"] == "bubble_ratio":
             cell.source = solution
     nb.cells += [nbformat.v4.new_code_cell(src) for src in extra]
     path = course / "submitted" / student / "ch01" / "ch01.ipynb"
@@ -53,7 +55,7 @@ def gradebook(course: Path, scores: dict):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         gb.add_assignment("ch01")
         gb.add_notebook("ch01", "ch01")
-        gb.add_grade_cell("bubble_ratio_tests", "ch01", "ch01", max_score=10, cell_type="code")
+        gb.add_grade_cell("bubble_ratio_tests", "ch01", "ch01", max_score=int(POINTS), cell_type="code")
         for student, score in scores.items():
             gb.add_student(student)
             gb.add_submission("ch01", student)
@@ -78,16 +80,17 @@ def run(*args):
     return result, time.monotonic() - start
 
 
-def read_csv(path: Path):
+def read_csv(path: Path, exercise: str = "bubble-ratio"):
+    """The rows of one exercise, by student."""
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert rows and list(rows[0]) == ["student", "exercise", "nbgrader", "regrade", "max", "flag"]
-    return {r["student"]: r for r in rows}
+    return {r["student"]: r for r in rows if r["exercise"] == exercise}
 
 
 def test_the_cells_the_kernel_would_load_are_regraded():
     nb = source_notebook()
-    exercise = regrade.Exercise(None, "bubble_ratio", "ch01", ["bubble_ratio"])
+    exercise = regrade.Exercise(None, "bubble_ratio", "ch01", ["bubble_from_spans", "bubble_ratio"])
     solution = next(c for c in nb.cells if c.metadata.nbgrader["solution"])
     solution.source = WRONG
     locked = {c.metadata.nbgrader["grade_id"] for c in nb.cells if c.metadata.nbgrader["locked"]}
@@ -96,31 +99,32 @@ def test_the_cells_the_kernel_would_load_are_regraded():
     nb.cells.append(nbformat.v4.new_code_cell("def broken(:\n"))    # does not parse: defines nothing
     assert "return 1.0" in regrade.submission_source(nb, exercise, locked)   # the last definition, as in the kernel
     tests = next(c for c in nb.cells if c.metadata.nbgrader["grade_id"] == "bubble_ratio_tests")
-    assert regrade.loaded_names(tests.source) == ["bubble_ratio"]
+    assert regrade.loaded_names(tests.source) == ["bubble_from_spans", "bubble_ratio"]
 
 
 def test_a_class_is_regraded_and_an_in_kernel_score_above_it_is_flagged(course):
     submit(course, "honest", SOLUTION)
-    submit(course, "blank", nbformat.read(INSTRUCTOR / "source" / "ch01" / "ch01.ipynb", 4).cells[2].source
-           .split("### BEGIN SOLUTION")[0] + "    raise NotImplementedError()\n")
+    submit(course, "blank", "def bubble_ratio(p, m, v=1):\n    raise NotImplementedError()\n\n\n"
+                            "def bubble_from_spans(spans):\n    raise NotImplementedError()\n")
     submit(course, "late_fix", WRONG, extra=[SOLUTION])           # fixed in a cell of their own: honest
     submit(course, "cheat", WRONG)                                # nbgrader said 10: it was not
     submit(course, "pending", SOLUTION)                           # submitted, not autograded yet
     submit(course, "unknown", SOLUTION)                           # not in the gradebook at all
-    gradebook(course, {"honest": 10, "blank": 0, "late_fix": 10, "cheat": 10, "pending": None})
+    full = int(POINTS)
+    gradebook(course, {"honest": full, "blank": 0, "late_fix": full, "cheat": full, "pending": None})
     result, seconds = run("ch01", "--course-dir", course)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = read_csv(course / "regrade-ch01.csv")
     got = {s: (r["exercise"], r["nbgrader"], r["regrade"], r["max"], r["flag"]) for s, r in rows.items()}
     assert got == {
-        "honest": ("bubble-ratio", "10", "10", "10", ""),
-        "blank": ("bubble-ratio", "0", "0", "10", ""),
-        "late_fix": ("bubble-ratio", "10", "10", "10", ""),
-        "cheat": ("bubble-ratio", "10", "0", "10", "suspicious"),
-        "pending": ("bubble-ratio", "", "10", "10", ""),
-        "unknown": ("bubble-ratio", "", "10", "10", ""),
+        "honest": ("bubble-ratio", POINTS, POINTS, POINTS, ""),
+        "blank": ("bubble-ratio", "0", "0", POINTS, ""),
+        "late_fix": ("bubble-ratio", POINTS, POINTS, POINTS, ""),
+        "cheat": ("bubble-ratio", POINTS, "0", POINTS, "suspicious"),
+        "pending": ("bubble-ratio", "", POINTS, POINTS, ""),
+        "unknown": ("bubble-ratio", "", POINTS, POINTS, ""),
     }
-    assert "suspicious: cheat bubble-ratio: nbgrader 10, regrade 0 of 10" in result.stdout
+    assert f"suspicious: cheat bubble-ratio: nbgrader {POINTS}, regrade 0 of {POINTS}" in result.stdout
     assert result.stdout.strip().endswith("1 suspicious, 0 not regraded")
     print(f"regrade of 6 students: {seconds:.1f} s")
 
@@ -133,7 +137,7 @@ def test_a_submission_that_cannot_be_read_exits_1(course):
     result, _ = run("ch01", "--course-dir", course)
     assert result.returncode == 1, result.stdout + result.stderr
     rows = read_csv(course / "regrade-ch01.csv")
-    assert rows["broken"]["regrade"] == "" and rows["honest"]["regrade"] == "10"
+    assert rows["broken"]["regrade"] == "" and rows["honest"]["regrade"] == POINTS
     assert "not regraded: broken bubble-ratio:" in result.stdout
 
 
