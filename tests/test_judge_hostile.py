@@ -265,8 +265,8 @@ def test_interrupted_judge_leaves_nothing(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     path = tmp_path / "slow.py"
-    path.write_text("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(3600)\n"
-                    "def bubble_ratio(p, m, v=1):\n    time.sleep(3600)\n")
+    path.write_text(with_spans("bubble-ratio", "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+                               "    time.sleep(3600)\ndef bubble_ratio(p, m, v=1):\n    time.sleep(3600)\n"))
     for sig in (signal.SIGTERM, signal.SIGINT):
         proc = subprocess.Popen([sys.executable, str(JUDGE), "test", "bubble-ratio", path], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp)})
