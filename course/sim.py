@@ -86,12 +86,12 @@ def simulate(plan: Plan, costs: Costs | None = None, trace: list | None = None,
                 try_start(waiter)
         try_start(r)
     if sum(pos) < sum(map(len, plan.ranks)):
-        raise _deadlock(plan, pos, done)
+        raise deadlock_report(plan, pos, done)
     return Timeline(P, starts, ends, plan.ranks, costs.stage_tables(plan)["act"],
                     release="W" if plan.split_backward else "B", name=plan.name, w_mem=costs.w_mem)
 
 
-def _deadlock(plan: Plan, pos: list[int], done: dict[Op, float]) -> DeadlockError:
+def deadlock_report(plan: Plan, pos: list[int], done) -> DeadlockError:
     """Name, for each rank that did not finish, the step it is stuck at and the first input it waits for."""
     where = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
     waits, parts = {}, []

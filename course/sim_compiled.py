@@ -19,7 +19,7 @@ import numpy as np
 
 from .costs import Costs
 from .plan import KINDS, Overlap, Plan, gc_paused, is_step, ops_of
-from .sim import DeadlockError
+from .sim import DeadlockError, deadlock_report
 from .timeline import Timeline
 
 _KIND = {k: i for i, k in enumerate(KINDS)}   # F, B, W -> 0, 1, 2
@@ -107,7 +107,6 @@ class CompiledPlan:
         self.dep, self.start = dep_e.tolist(), start.tolist()
         self.stop = (start + np.diff(ops + np.searchsorted(second, ops))).tolist()
         self.size, self.cross, self.span_entries = size, cross, np.flatnonzero(is_span)
-        self.op_of_key, self.out = op_of_key, out   # op key -> op -> the entry that outputs it (for deadlocks)
 
     def simulate(self, costs: Costs | None = None) -> Timeline:
         """Run the plan under ``costs``; return its Timeline.  Raises DeadlockError when it cannot finish."""
@@ -138,9 +137,8 @@ class CompiledPlan:
                         release="W" if self.split else "B", name=plan.name, w_mem=costs.w_mem)
 
     def _deadlock(self, pos: list[int], end: list) -> DeadlockError:
-        plan, S = self.plan, self.plan.num_stages
-        where = {op: (r, i) for r, steps in enumerate(plan.ranks) for i, st in enumerate(steps) for op in ops_of(st)}
-        waits, parts, steps_done = {}, [], 0
+        """The plain simulator's report (one wording in one place), from the step where each rank stopped."""
+        plan, stopped = self.plan, []
         for r, steps in enumerate(plan.ranks):
             at, entry = 0, self.start[r]         # the step that holds entry pos[r]
             while at < len(steps):
@@ -148,18 +146,9 @@ class CompiledPlan:
                 if entry + width > pos[r]:
                     break
                 entry, at = entry + width, at + 1
-            steps_done += at
-            if at == len(steps):
-                continue
-            step = steps[at]
-            missing = next(d for op in ops_of(step) for d in plan.dependencies(op)
-                           if end[self.out[self.op_of_key[(d.mb * S + d.stage) * 3 + _KIND[d.kind]]]] is None)
-            waits[r] = (str(step), str(missing))
-            owner, step_at = where[missing]
-            held = f"rank {owner}'s step {step_at}" if owner != r else f"its own later step {step_at}"
-            parts.append(f"rank {r} waits at {step} (step {at}) for {missing} ({held})")
-        total = sum(map(len, plan.ranks))
-        return DeadlockError(f"deadlock after {steps_done}/{total} steps: " + "; ".join(parts), waits)
+            stopped.append(at)
+        done = {op for steps, at in zip(plan.ranks, stopped) for st in steps[:at] for op in ops_of(st)}
+        return deadlock_report(plan, stopped, done)
 
 
 def _run(dep: list[int], delay: list[float], dur: list[float], lo: list[int], hi: list[int], P: int):
