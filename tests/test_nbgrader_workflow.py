@@ -347,15 +347,22 @@ def test_tampered_test_cells_are_restored_and_get_zero(graded, assignment):
             assert restored[cell.metadata.nbgrader["grade_id"]].endswith(cell.source)
 
 
-def own_answers(graded, student, expected_error):
-    """Each of the student's own answers scores 0 with `expected_error`; their other (reference) answers score."""
+def own_answers(graded, student, expected_error, poisons_the_kernel=False):
+    """Each of the student's own answers scores 0 with `expected_error`; their other (reference) answers score,
+    except after an answer that ``poisons_the_kernel`` (patched checks stay patched: no later cell can be trusted)."""
     assignments = [a for a in ASSIGNMENTS if student in students(a)]
     assert assignments
     for assignment in assignments:
         score, max_score, per_cell = scores(graded, assignment, student)
         own = {f"{grade_id}_tests" for grade_id in ANSWERS[student]} & set(per_cell)
         assert own and all(per_cell[name][0] == 0 for name in own), per_cell
-        assert score == max_score - sum(per_cell[name][1] for name in own), per_cell
+        if poisons_the_kernel:
+            order = [c.metadata.nbgrader["grade_id"] for c in cells(source_notebook(assignment), grade=True)]
+            first = min(order.index(name) for name in own)
+            assert all(per_cell[name][0] == 0 for name in order[first:]), per_cell
+            assert score == sum(per_cell[name][0] for name in order[:first]), per_cell
+        else:
+            assert score == max_score - sum(per_cell[name][1] for name in own), per_cell
         errors = [o for c in autograded_notebook(graded, assignment, student).cells
                   if c.metadata.nbgrader["grade_id"] in own for o in c.outputs if o.output_type == "error"]
         assert errors and expected_error in errors[0].evalue, errors[:1]
@@ -367,7 +374,7 @@ def test_deadlocked_live_answer_fails_fast_without_stopping_grading(graded):
 
 
 def test_an_answer_that_patches_the_checks_fails(graded):
-    own_answers(graded, "cheater", "检测到篡改 (tampering)")
+    own_answers(graded, "cheater", "检测到篡改 (tampering)", poisons_the_kernel=True)
 
 
 def hidden_test_names(test_cell: str) -> set[str]:
