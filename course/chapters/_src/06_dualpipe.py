@@ -330,7 +330,7 @@ md(f"DualPipeV（$p={p}, m={m}$）：参数 {formulas.parameters_per_rank(dualv)
 # %% [markdown]
 # ### 4.1 以字节计：V 形放置和 DualPipe 的两份参数
 #
-# 上面的"份"和"倍"换成 GB。取 Llama 3 70B（80 层，$s=8192$，TP=8 + SP，选择性重算），$p=8$、$m=32$，每个参数按混合精度 Adam 记 16 字节（权重 2、梯度 2、fp32 主权重和两个动量 12）。embedding 跟着第一个 chunk，lm_head 和最后的 norm 跟着最后一个 chunk：V 形放置里这两个 chunk 都在卡 0 上。
+# 上面的"份"和"倍"换成 GB。取 Llama 3 70B（80 层，$s=8192$，TP=8 + SP，选择性重算），$p=8$、$m=32$，每个参数按混合精度 Adam 记 16 字节（权重 2、梯度 2、fp32 主权重和两个动量 12）。embedding 跟着第一个 chunk，lm_head 和最后的 norm 跟着最后一个 chunk：V 形放置里这两个 chunk 都在 rank 0 上。
 
 # %%
 import matplotlib.pyplot as plt
@@ -346,7 +346,7 @@ fig, axes = plt.subplots(1, len(shapes), figsize=(16, 3.4), sharey=True)
 for ax, (name, pm) in zip(axes, shapes.items()):
     plots.memory_bars(pm.ranks, ax=ax, gpu_mem=GPU, title=f"{name}, p={P_REAL}, m={M_REAL}")
 plt.show()
-md("| 调度 | 卡 0 的参数状态 | 卡 1 的参数状态 | 卡 0 的激活峰值 | 最忙的卡一共 |\n|---|---|---|---|---|\n"
+md("| 调度 | rank 0 的参数状态 | rank 1 的参数状态 | rank 0 的激活峰值 | 最忙的 rank 一共 |\n|---|---|---|---|---|\n"
    + "\n".join(f"| {name} | {pm.ranks[0].static / 1e9:.1f} GB | {pm.ranks[1].static / 1e9:.1f} GB | "
                f"{pm.ranks[0].activations / 1e9:.1f} GB | {max(pm.peak) / 1e9:.1f} GB |" for name, pm in shapes.items()))
 
@@ -355,17 +355,17 @@ plain, v_shape, dual_, dual_v = (shapes[n] for n in ("1f1b", "zbv", "dualpipe", 
 emb_bytes = 16 * LLAMA70.vocab * LLAMA70.hidden // cfg70.tp          # one vocabulary-parallel table per TP rank
 v_extra = v_shape.ranks[0].static - v_shape.ranks[1].static
 md(claim(abs(v_extra - 2 * emb_bytes) <= 16 * LLAMA70.hidden and plain.ranks[0].static < v_shape.ranks[0].static,
-         f"V 形放置（ZB-V、DualPipeV）把 embedding 和 lm_head 都放在卡 0：它比卡 1 多 {v_extra / 1e9:.1f} GB 参数状态"
+         f"V 形放置（ZB-V、DualPipeV）把 embedding 和 lm_head 都放在 rank 0：它比 rank 1 多 {v_extra / 1e9:.1f} GB 参数状态"
          f"（两张 {LLAMA70.vocab} × {LLAMA70.hidden} 的表，每张按 TP 切成 {cfg70.tp} 份后是 {emb_bytes / 1e9:.2f} GB）；"
-         f"1F1B 里这两张表分在卡 0 和卡 {P_REAL - 1}，各 {plain.ranks[0].static / 1e9:.1f} GB。"
-         "词表越大，卡 0 越重：这就是 V 形调度常把卡 0 少分几层、或者把词表再切开的原因。",
+         f"1F1B 里这两张表分在 rank 0 和 rank {P_REAL - 1}，各 {plain.ranks[0].static / 1e9:.1f} GB。"
+         "词表越大，rank 0 越重：这就是 V 形调度常把 rank 0 少分几层、或者把词表再切开的原因。",
          v_extra=v_extra, emb=emb_bytes))
 doubled = all(d.static == plain.ranks[r].static + plain.ranks[P_REAL - 1 - r].static for r, d in enumerate(dual_.ranks))
 md(claim(doubled and dual_v.ranks[1].static == plain.ranks[1].static,
-         f"DualPipe 的卡 $r$ 同时持有副本 A 的第 $r$ 段和副本 B 的第 $p-1-r$ 段，参数、梯度和优化器状态都是两份："
-         f"卡 1 上 {dual_.ranks[1].static / 1e9:.1f} GB，1F1B 只要 {plain.ranks[1].static / 1e9:.1f} GB。"
-         f"DualPipeV 折成 V 以后每张卡回到一份（卡 1 {dual_v.ranks[1].static / 1e9:.1f} GB），"
-         f"最忙的卡从 {max(dual_.peak) / 1e9:.1f} GB 降到 {max(dual_v.peak) / 1e9:.1f} GB。",
+         f"DualPipe 的 rank $r$ 同时持有副本 A 的第 $r$ 段和副本 B 的第 $p-1-r$ 段，参数、梯度和优化器状态都是两份："
+         f"rank 1 上 {dual_.ranks[1].static / 1e9:.1f} GB，1F1B 只要 {plain.ranks[1].static / 1e9:.1f} GB。"
+         f"DualPipeV 折成 V 以后每个 rank 回到一份（rank 1 {dual_v.ranks[1].static / 1e9:.1f} GB），"
+         f"最忙的 rank 从 {max(dual_.peak) / 1e9:.1f} GB 降到 {max(dual_v.peak) / 1e9:.1f} GB。",
          dual=[r.static for r in dual_.ranks], plain=[r.static for r in plain.ranks]))
 
 # %% [markdown]
