@@ -4,8 +4,10 @@ time, one op per stage per sweep), same plan, same run.  1F1B, p=64, m=1024 (131
 Three ratios, each the median over rounds of (ours / seed) measured back to back:
 
 1. ``python -m course sim 1f1b -p 64 -m 1024 --json`` end to end against the seed's program end to end (both as
-   subprocesses, their CPU time: interpreter start, imports, building the orders, simulating, printing).
-   Target <= 1.0x.
+   subprocesses, their CPU time: interpreter start, imports, building the orders, simulating, printing), with
+   bytecode cached as Python does by default (in a temporary PYCACHE prefix, warmed by one run of each: the
+   sandboxes this course is developed in set PYTHONDONTWRITEBYTECODE, which would recompile every course module
+   on every run).  Target <= 1.0x.
 2. course.sim.simulate, the plain simulator a learner reads, against the seed's simulator in this process
    (it checks the plan, models float costs, latency, memory and deadlocks; no target: it is written to be read).
 3. course.sim_compiled.CompiledPlan (compile + simulate), the same rule laid out for speed.  Target <= 1.0x.
@@ -19,10 +21,12 @@ from __future__ import annotations
 import gc
 import inspect
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -86,6 +90,8 @@ SEED_PROGRAM = "\n".join([
     f"total, peak = polling_baseline(seed_orders({P}, {M}), {P})",
     f"print(json.dumps({{'makespan': total, 'bubble_ratio': 1 - {P * M * 3} / ({P} * total), 'peak': peak}}))"])
 CLI = [sys.executable, "-m", "course", "sim", "1f1b", "-p", str(P), "-m", str(M), "--json"]
+# Subprocesses write and reuse bytecode (Python's default), in a directory of their own.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def cpu_time(fn):
@@ -100,7 +106,7 @@ def cpu_time(fn):
 def child_cpu_time(argv):
     """CPU seconds (user + system) of one subprocess run to its end, and its standard output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT, env=CHILD_ENV).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out
 
@@ -121,20 +127,32 @@ def paired_ratio(anchor, measured, repeat=7, clock=cpu_time):
 
 
 def main():
-    # 1. End to end, as a user runs each.
+    with tempfile.TemporaryDirectory() as cache:
+        CHILD_ENV["PYTHONPYCACHEPREFIX"] = cache
+        end_to_end()
+    in_process()
+
+
+def end_to_end():
+    """1. As a user runs each."""
+    for argv in ([sys.executable, "-c", SEED_PROGRAM], CLI):   # warm the bytecode cache
+        child_cpu_time(argv)
     ratio, (t_seed, t_cli), (seed_out, cli_out) = paired_ratio(
         [sys.executable, "-c", SEED_PROGRAM], CLI, repeat=5, clock=child_cpu_time)
     seed, ours = json.loads(seed_out), json.loads(cli_out)
     assert (ours["makespan"], ours["peak_activations"]) == (seed["makespan"], seed["peak"]), (ours, seed)
     print(f"end to end, 1f1b p={P} m={M}: seed's program {t_seed:.3f}s, `python -m course sim --json` "
           f"{t_cli:.3f}s (best CPU of each) -> ratio {ratio:.2f}x (target <= 1.0x)")
-    # What no simulator code can change: the interpreter's start and the compiled simulator's numpy import.
-    _, (t_bare, t_numpy), _ = paired_ratio([sys.executable, "-c", "pass"], [sys.executable, "-c", "import numpy"],
-                                           repeat=5, clock=child_cpu_time)
-    print(f"  fixed costs in it: the interpreter alone {t_bare:.3f}s, importing numpy {t_numpy - t_bare:.3f}s more "
-          f"({(t_numpy - t_bare) / t_seed:.0%} of the seed's whole program)")
+    # What no simulator code can change: the interpreter's start; and what the course's modules cost to import.
+    _, (t_bare, t_imports), _ = paired_ratio(
+        [sys.executable, "-c", "pass"], [sys.executable, "-c", "import course.cli.sim, course.iterations, "
+                                         "course.schedules"], repeat=5, clock=child_cpu_time)
+    print(f"  fixed costs in it: the interpreter alone {t_bare:.3f}s, importing the CLI's modules "
+          f"{t_imports - t_bare:.3f}s more ({(t_imports - t_bare) / t_seed:.0%} of the seed's whole program)")
 
-    # 2 and 3. The simulators alone, in this process, on a plan built once.
+
+def in_process():
+    """2 and 3. The simulators alone, in this process, on a plan built once; the compiled one's growth."""
     plan = build("1f1b", P, M)
     orders = seed_orders(P, M)
     costs = Costs(f=1, b=1, w=1)

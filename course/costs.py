@@ -78,15 +78,14 @@ class Costs:
         ``plan.ranks[r][i]`` (see :meth:`step_duration`).  A rank of plain ops is looked up in C (10^5 steps
         at a time): each op's (kind, stage) in one table, times its micro-batch's scale when there are scales."""
         table, scale = self._op_table(plan), self._scales(plan)
+        everywhere = _by_kind(table, plan.chunk_of_stage())     # None unless each kind lasts as long on every stage
         out = []
         for steps, plain in zip(plan.ranks, plan.op_ranks):
             if not plain:
                 out.append([self._duration(table, scale, step) for step in steps])
                 continue
-            stages = set(map(_STAGE, steps))
-            each = {kind: {table[kind, s] for s in stages} for kind in KINDS}
-            if all(len(ts) <= 1 for ts in each.values()):   # an op's kind tells its duration: look that up alone
-                by_kind = {kind: ts.pop() for kind, ts in each.items() if ts}
+            by_kind = everywhere or _by_kind(table, set(map(_STAGE, steps)))
+            if by_kind:                          # an op's kind tells its duration: look that up alone
                 row = list(map(by_kind.__getitem__, map(_KIND, steps)))
             else:
                 row = list(map(table.__getitem__, map(_KIND_STAGE, steps)))
@@ -137,6 +136,12 @@ class Costs:
             "W": {s: w[k] for s, k in chunk_of.items()},
             "act": {s: act[k] for s, k in chunk_of.items()},
         }
+
+
+def _by_kind(table: dict[tuple[str, int], float], stages) -> dict[str, float] | None:
+    """{kind: duration} when each kind lasts as long on all of ``stages``, else None."""
+    each = {kind: {table[kind, s] for s in stages} for kind in KINDS}
+    return {kind: ts.pop() for kind, ts in each.items() if ts} if all(len(ts) <= 1 for ts in each.values()) else None
 
 
 def _as_list(v: Value) -> list[float]:

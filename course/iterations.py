@@ -64,7 +64,7 @@ def simulate_iterations(plan: Plan, costs: Costs | None = None, iterations: int 
     if iterations == 1 or sync:
         one = CompiledPlan(plan).simulate(costs)
         if iterations == 1:
-            return Iterations(one, [one.makespan], [max((max(e) for e in one.ends if e), default=0.0)], sync)
+            return Iterations(one, [one.makespan], [one.end], sync)
         # Behind a barrier every iteration starts from an idle pipeline: the same timeline, shifted.
         timeline = _stack(plan, one, iterations)
     else:

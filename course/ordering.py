@@ -22,16 +22,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from .costs import Costs
 from .plan import Op, Overlap, Plan, ops_of
 from .schedules import REGISTRY, build
 from .sim import simulate
+from .sim_compiled import CompiledPlan
 from .timeline import Timeline
-
-if TYPE_CHECKING:
-    from .sim_compiled import CompiledPlan
 
 POLICIES = ("fifo", "heaviest-first", "lightest-first", "johnson", "best")
 FORWARD = "forward"
@@ -111,7 +109,6 @@ def schedule_names() -> list[str]:
 @lru_cache(maxsize=32)
 def _compiled(schedule: str, p: int, m: int) -> CompiledPlan:
     """The schedule's plan, compiled once: every order of every batch of this shape simulates it."""
-    from .sim_compiled import CompiledPlan   # numpy: loaded on the first evaluation, not when the CLI lists policies
     return CompiledPlan(build(schedule, p, m))
 
 

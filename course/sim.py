@@ -102,7 +102,8 @@ def deadlock_report(plan: Plan, pos: list[int], done) -> DeadlockError:
         missing = next(d for op in ops_of(step) for d in plan.dependencies(op) if d not in done)
         waits[r] = (str(step), str(missing))
         owner, at = where[missing]
-        held = f"rank {owner}'s step {at}" if owner != r else f"its own later step {at}"
+        held = (f"rank {owner}'s step {at}" if owner != r else f"its own later step {at}" if at != pos[r]
+                else "the other op of this pair")
         parts.append(f"rank {r} waits at {step} (step {pos[r]}) for {missing} ({held})")
     total = sum(map(len, plan.ranks))
     return DeadlockError(f"deadlock after {sum(pos)}/{total} steps: " + "; ".join(parts), waits)

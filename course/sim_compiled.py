@@ -2,31 +2,33 @@
 
 ``course.sim.simulate`` is the reference: read it first.  This module gives the same spans, peaks, memory
 curves and deadlock reports (tests/test_sim.py checks it on every registered schedule and on random plans),
-but it first compiles the plan, with numpy, into flat columns that a tight loop only indexes: a rank runs
-until an input is missing, parks on it, and is woken when it is computed (no queue by time: see ``_run``).
-Compiling depends on the plan alone, so a CompiledPlan simulates one plan under many Costs: that is what the
-ordering search (one simulation per search node), chapter 7's sweeps and the benchmarks need; the CLI and
-several iterations (course.iterations) use it for its speed on 10^5 ops (about 6x the plain simulator's,
-benchmarks/bench_simulator.py).  The same compile pass checks every op, vectorised; on any violation
-``Plan.validate()`` names the first one, so a malformed plan is reported as malformed, never as a deadlock.
+but it first compiles the plan into flat columns that a tight loop only indexes: a rank runs until an input is
+missing, parks on it, and is woken when it is computed (no queue by time: see ``_run``).  Compiling depends on
+the plan alone, so a CompiledPlan simulates one plan under many Costs: that is what the ordering search (one
+simulation per search node), chapter 7's sweeps and the benchmarks need; the CLI and several iterations
+(course.iterations) use it for its speed on 10^5 ops (benchmarks/bench_simulator.py prints both simulators
+against the seed chapter's).
+
+Compiling is a handful of passes over whole columns (``zip``, ``map``, dict and set operations: loops that run
+in C) instead of a Python loop per op, with the standard library only, like course.sim: the CLI never pays for
+importing numpy.  The same passes make Plan.validate's checks; on any violation ``Plan.validate()`` names the
+first one, so a malformed plan is reported as malformed, never as a deadlock.
 """
 
 from __future__ import annotations
 
-from itertools import chain
-
-import numpy as np
+from collections import deque
+from itertools import count, repeat
+from numbers import Integral
+from operator import add, itemgetter, le, mul
 
 from .costs import Costs
-from .plan import KINDS, Overlap, Plan, gc_paused, is_step, ops_of
+from .plan import KINDS, Op, Overlap, Plan, gc_paused, ops_of
 from .sim import DeadlockError, deadlock_report
 from .timeline import Timeline
 
-_KIND = {k: i for i, k in enumerate(KINDS)}   # F, B, W -> 0, 1, 2
-
-
-class _Malformed(Exception):
-    """Raised while compiling when an op fails a check; Plan.validate() then names the violation."""
+_RELAY = {kind: object() for kind in KINDS}    # the kind of a pair's relay entry (see CompiledPlan), by the kind
+                                               # of the op it hands out: no plan can name it
 
 
 class CompiledPlan:
@@ -43,96 +45,134 @@ class CompiledPlan:
     """
 
     def __init__(self, plan: Plan):
-        try:
-            with gc_paused():
-                self._compile(plan)
-            return
-        except _Malformed:
-            pass
-        plan.validate()   # raises PlanError naming the first violation (outside the handler: no chained noise)
-        raise AssertionError(f"the compiled checks rejected {plan.name!r} but Plan.validate() accepts it")
+        with gc_paused():
+            try:
+                compiled = self._compile(plan)
+            except (TypeError, IndexError):      # e.g. an op not in the table, a micro-batch not a number
+                compiled = False
+        if not compiled:
+            plan.validate()   # raises PlanError naming the first violation
+            raise AssertionError(f"the compiled checks rejected {plan.name!r} but Plan.validate() accepts it")
 
-    def _compile(self, plan: Plan) -> None:
-        owner_of = plan.validate_structure()
-        P, m, S = plan.p, plan.m, plan.num_stages
-        route_id, prev_of, next_of, on_route = _route_links(plan)   # the last three flattened: [route * S + stage]
-        owner = np.full(S + 1, -1)               # owner[-1] = -1: the "no stage" of a missing neighbour
-        for s, r in owner_of.items():
-            owner[s] = r
-        kind, mb, stage, op_bounds, first = _columns(plan)
-        n = len(kind)
-        rank = np.repeat(np.arange(P), np.diff(op_bounds))
+    def _compile(self, plan: Plan) -> bool:
+        """Lay ``plan`` out; False as soon as an op fails one of Plan.validate's checks."""
+        owner = plan.validate_structure()        # {stage: rank}
+        kinds, mbs, stages, start, stop = [], [], [], [], []
+        spans = []     # per rank: the entry of each step's span (None: plain ops, each step is one entry)
+        pairs = []     # per pair: the entry of its first op
+        for r, steps in enumerate(plan.ranks):
+            start.append(len(kinds))
+            if plan.op_ranks[r]:                 # plain ops: this rank's three columns in one pass
+                ops, span = steps, None
+            else:
+                ops, span = [], []
+                for step in steps:
+                    at = len(kinds) + len(ops)
+                    if type(step) is Op:
+                        ops.append(step)
+                    elif type(step) is Overlap and type(step.first) is Op and type(step.second) is Op:
+                        a, b = step
+                        ops += (a, b, (_RELAY[a.kind], a.mb, a.stage))
+                        pairs.append(at)
+                        at += 1
+                    else:
+                        return False             # not an Op or an Overlap of two Ops
+                    span.append(at)
+            k, i, s = list(zip(*ops)) or [(), (), ()]
+            if not (isinstance(sum(s), Integral) and set(s) <= set(plan.placement[r])):
+                return False                     # a stage this rank does not hold (one float makes the sum a float)
+            kinds += k
+            mbs += i
+            stages += s
+            spans.append(span)
+            stop.append(len(kinds))
+        size, m, S = len(kinds), plan.m, plan.num_stages
+        if size and not (0 <= min(mbs) and max(mbs) < m):
+            return False
 
-        # The checks of Plan.validate, vectorised: known kind, micro-batch and stage; the stage on this rank and
-        # on the micro-batch's route; every required op exactly once; B after its F and W after its B on the rank.
-        if ((mb < 0) | (mb >= m) | (stage < 0) | (stage >= S)).any():
-            raise _Malformed
-        link = route_id[mb] * S + stage
-        if (owner[stage] != rank).any() or not on_route[link].all():
-            raise _Malformed
-        key = (mb * S + stage) * 3 + kind
-        index = np.arange(n)
-        op_of_key = np.full(3 * m * S, -1)
-        op_of_key[key] = index
-        split = bool((kind == 2).any())
-        if (op_of_key[key] != index).any() or n != sum(map(len, plan.routes)) * (3 if split else 2):
-            raise _Malformed                     # a duplicate (or, with the count, a missing op)
-        later = kind > 0
-        if (op_of_key[key[later] - 1] > index[later]).any():
-            raise _Malformed
+        # Keys: op (kind, mb, stage) is key slot(kind, stage) + mb, so the keys of one kind and stage are m in a
+        # row, all F's first, then all B's, then all W's (3Sm keys); the m keys from NO_OP on name no op (the
+        # input of an op that needs none).  Each entry's facts come from one table, looked up by (route, kind,
+        # stage): its slot, its input's slot (the stage before it on the route for F, after it for B, none for
+        # W) and whether that input comes from another rank.  An op of an unknown kind or off its micro-batch's
+        # route is not in the table.
+        NO_OP = 3 * S * m
 
-        # The input from another stage: the F before on the route for F, the B after it for B; none for W.
-        q = np.where(kind == 0, prev_of[link], np.where(kind == 1, next_of[link], -1))
-        dep = np.where(q >= 0, op_of_key[(mb * S + q) * 3 + kind], -1)
+        def slot(kind, stage):
+            return NO_OP if stage is None else (KINDS.index(kind) * S + stage) * m
 
-        # Entries: each rank's ops in order, a relay after each pair's second op.
-        second = first + 1
-        entry = index + np.searchsorted(second, index)   # relays before an op: pairs before it
-        relay = entry[second] + 1
-        out = entry.copy()                       # the entry that outputs each op
-        out[first] = relay
-        own = later[second] & (key[second] - 1 == key[first])
-        dep[second[own]] = first[own]            # the pair holds an op and its own F (or B): it never starts
-        size = n + len(first)
-        dep_e, cross = np.full(size, -1), np.zeros(size, bool)
-        dep_e[entry] = np.where(dep >= 0, out[dep], -1)
-        cross[entry] = (q >= 0) & (owner[q] != rank)
-        is_span = np.ones(size, bool)            # the entries whose times are a step's span, in rank order
-        is_span[entry[first]] = False
-        is_span[relay] = False
-        ops = np.array(op_bounds)
-        start = ops[:-1] + np.searchsorted(second, ops[:-1])
+        def from_other_rank(s, neighbour):
+            return neighbour is not None and owner[neighbour] != owner[s]
 
-        self.plan, self.split = plan, split
-        self.dep, self.start = dep_e.tolist(), start.tolist()
-        self.stop = (start + np.diff(ops + np.searchsorted(second, ops))).tolist()
-        self.size, self.cross, self.span_entries = size, cross, np.flatnonzero(is_span)
+        route_ids: dict[tuple, int] = {}
+        route_of = [route_ids.setdefault(route, len(route_ids)) for route in plan.routes]
+        table = {}
+        for rid, route in enumerate(route_ids):
+            for at, s in enumerate(route):
+                before = route[at - 1] if at else None
+                after = route[at + 1] if at + 1 < len(route) else None
+                table[rid, "F", s] = (slot("F", s), slot("F", before), from_other_rank(s, before))
+                table[rid, "B", s] = (slot("B", s), slot("B", after), from_other_rank(s, after))
+                table[rid, "W", s] = (slot("W", s), NO_OP, False)
+                for kind, relay in _RELAY.items():          # a relay hands out its pair's first op
+                    table[rid, relay, s] = (slot(kind, s), NO_OP, False)
+        routes = repeat(0) if len(route_ids) == 1 else map(route_of.__getitem__, mbs)
+        facts = list(map(table.get, zip(routes, kinds, stages)))   # None (a TypeError below) if not in the table
+
+        # Every required op exactly once: no key twice (a pair's first entry gets a key of its own: its relay
+        # hands its op out), and as many ops as required.
+        key = list(map(add, map(itemgetter(0), facts), mbs))
+        for j, first in enumerate(pairs):
+            key[first] = NO_OP + m + j
+        entry_of = [-1] * (NO_OP + m + len(pairs))          # key -> the entry that hands that op out
+        deque(map(entry_of.__setitem__, key, count()), maxlen=0)
+        split = plan.split_backward
+        if (entry_of.count(-1) != len(entry_of) - size      # a key written twice leaves one more key unused
+                or size - len(pairs) != sum(map(len, plan.routes)) * (3 if split else 2)):
+            return False
+        # B after its own F, and W after its own B, on the rank: every F's entry before the B of the same
+        # micro-batch and stage, key by key (-1 <= -1 where a micro-batch does not pass a stage).  A pair's
+        # first op runs at the pair's first entry.
+        runs_at = entry_of
+        if pairs:
+            runs_at = entry_of[:]
+            for first in pairs:
+                runs_at[key[first + 2]] = first
+        F, B, W = (runs_at[k * S * m:(k + 1) * S * m] for k in range(3))
+        if not (all(map(le, F, B)) and (not split or all(map(le, B, W)))):
+            return False
+
+        dep = list(map(entry_of.__getitem__, map(add, map(itemgetter(1), facts), mbs)))
+        for first in pairs:          # a pair whose second op needs its first (its own F, or B): it waits for
+            second = first + 1       # the pair's own end, so it never starts
+            if kinds[second] != "F" and runs_at[key[second] - S * m] == first:
+                dep[second] = first + 2
+        self.plan, self.split, self.size = plan, split, size
+        self.dep, self.start, self.stop, self.spans = dep, start, stop, spans
+        self.cross = list(map(itemgetter(2), facts))
+        return True
 
     def simulate(self, costs: Costs | None = None) -> Timeline:
         """Run the plan under ``costs``; return its Timeline.  Raises DeadlockError when it cannot finish."""
         costs = costs or Costs()
         plan = self.plan
-        dur = list(chain.from_iterable(costs.durations(plan)))
-        if len(dur) < self.size:                 # pairs: their first op and their relay take no time
-            spans = np.zeros(self.size)
-            spans[self.span_entries] = dur
-            dur = spans.tolist()
-        delay = (self.cross * float(costs.comm)).tolist() if costs.comm else [0.0] * self.size
         with gc_paused():
+            dur = []
+            for row, span, lo, hi in zip(costs.durations(plan), self.spans, self.start, self.stop):
+                if span is not None:             # pairs: their first op and their relay take no time
+                    entries = [0.0] * (hi - lo)
+                    for i, d in zip(span, row):
+                        entries[i - lo] = d
+                    row = entries
+                dur += row
+            delay = list(map(mul, self.cross, repeat(float(costs.comm)))) if costs.comm else [0.0] * self.size
             begin, end, pos = _run(self.dep, delay, dur, self.start, self.stop, plan.p)
-        if pos != self.stop:
-            raise self._deadlock(pos, end)
-        starts, ends, at = [], [], 0
-        spans = self.span_entries.tolist() if len(self.span_entries) < self.size else None
-        for steps, lo, hi in zip(plan.ranks, self.start, self.stop):
-            if hi - lo == len(steps):            # no pairs on this rank: its entries are its steps
-                starts.append(begin[lo:hi])
-                ends.append(end[lo:hi])
-            else:
-                mine = spans[at:at + len(steps)]
-                starts.append([begin[i] for i in mine])
-                ends.append([end[i] for i in mine])
-            at += len(steps)
+            if pos != self.stop:
+                raise self._deadlock(pos, end)
+            starts, ends = [], []
+            for span, lo, hi in zip(self.spans, self.start, self.stop):
+                starts.append(begin[lo:hi] if span is None else list(map(begin.__getitem__, span)))
+                ends.append(end[lo:hi] if span is None else list(map(end.__getitem__, span)))
         return Timeline(plan.p, starts, ends, plan.ranks, costs.stage_tables(plan, self.split)["act"],
                         release="W" if self.split else "B", name=plan.name, w_mem=costs.w_mem)
 
@@ -166,81 +206,23 @@ def _run(dep: list[int], delay: list[float], dur: list[float], lo: list[int], hi
     ready = list(range(P))                      # the ranks that may proceed
     while ready:
         r = ready.pop()
-        i, last, t_free = pos[r], hi[r], free[r]
-        while i < last:                         # run rank r until an entry waits for its input
-            start, d = t_free, dep[i]
+        t = free[r]                             # when rank r is free
+        for i in range(pos[r], hi[r]):          # run rank r until an entry waits for its input
+            d = dep[i]
             if d >= 0:
-                t = end[d]
-                if t is None:                   # not computed yet: park until it is
+                arrival = end[d]
+                if arrival is None:             # not computed yet: park until it is
                     waiting[d] = r
                     break
-                t += delay[i]
-                if t > start:
-                    start = t
-            t_free = start + dur[i]
-            begin[i] = start
-            end[i] = t_free
+                arrival += delay[i]
+                if arrival > t:
+                    t = arrival
+            begin[i] = t
+            t += dur[i]
+            end[i] = t
             if waiting[i] >= 0:
                 ready.append(waiting[i])        # its input is now known
-            i += 1
-        pos[r], free[r] = i, t_free
-    return begin, end, pos
-
-
-def _route_links(plan: Plan):
-    """Per distinct route: the stage before and after each stage (-1 where none) and a membership mask, as flat
-    arrays indexed [route id * S + stage]; and the route id of each micro-batch."""
-    ids: dict[tuple, int] = {}
-    route_id = [ids.setdefault(route, len(ids)) for route in plan.routes]
-    S = plan.num_stages
-    prev = np.full((len(ids), S), -1)
-    nxt = np.full((len(ids), S), -1)
-    on_route = np.zeros((len(ids), S), bool)
-    for k, route in enumerate(ids):
-        for a, b in zip(route, route[1:]):
-            nxt[k, a], prev[k, b] = b, a
-        on_route[k, list(route)] = True
-    return np.array(route_id), prev.ravel(), nxt.ravel(), on_route.ravel()
-
-
-def _columns(plan: Plan):
-    """Kind (0, 1, 2 for F, B, W), micro-batch and stage of every op as arrays, rank after rank, a pair as its
-    two ops; where each rank's ops begin (and the total at the end); the index of each pair's first op."""
-    kinds, mbs, stages, op_bounds, firsts = [], [], [], [0], []
-    for steps, plain in zip(plan.ranks, plan.op_ranks):
-        if plain:
-            cols = list(zip(*steps)) or [(), (), ()]
         else:
-            ops = []
-            for st in steps:
-                if not is_step(st):
-                    raise _Malformed
-                if type(st) is Overlap:
-                    firsts.append(op_bounds[-1] + len(ops))
-                ops.extend(ops_of(st))
-            cols = list(zip(*ops))
-        try:
-            kinds.append("".join(cols[0]))
-        except TypeError:                       # a kind that is not a string
-            raise _Malformed from None
-        mbs.extend(cols[1])
-        stages.extend(cols[2])
-        op_bounds.append(len(mbs))
-    letters = np.frombuffer("".join(kinds).encode(), np.uint8)
-    kind_of_letter = np.full(256, -1)
-    kind_of_letter[[ord(letter) for letter in _KIND]] = list(_KIND.values())
-    kind = kind_of_letter[letters]
-    if len(kind) != len(mbs) or (kind < 0).any():
-        raise _Malformed
-    return kind, _int_array(mbs), _int_array(stages), op_bounds, np.array(firsts, np.int64)
-
-
-def _int_array(values: list) -> np.ndarray:
-    """``values`` as an integer array; _Malformed unless every value is an int (numpy's dtype tells, in C)."""
-    try:
-        array = np.array(values)
-    except ValueError:                          # ragged nested values
-        raise _Malformed from None
-    if values and array.dtype.kind not in "biu":
-        raise _Malformed
-    return array.astype(np.int64)
+            i = hi[r]
+        pos[r], free[r] = i, t
+    return begin, end, pos

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from functools import cached_property
-from itertools import accumulate
-from operator import add, itemgetter, sub
+from itertools import accumulate, chain
+from operator import itemgetter
 from typing import NamedTuple
 
 from .costs import Costs
 from .plan import Op, Plan, Step, ops_of
+
+_KIND, _KIND_STAGE = itemgetter(0), itemgetter(0, 2)   # an Op's kind; its kind and stage
 
 
 class Span(NamedTuple):
@@ -54,56 +56,44 @@ class Timeline:
                 for r in range(self.p)]
 
     @cached_property
-    def _changes(self) -> list[tuple[list[float], list[float]]]:
-        """Per rank, per step: (activations it allocates when it starts, activations it frees when it ends).
+    def _changes(self) -> list[list[tuple[float, float]]]:
+        """Per rank, per step: (the change in live activations when it starts, the change when it ends).
 
-        The memory rule: F allocates its stage's ``act``; the backward frees it (split backward: B frees
-        ``1 - w_mem`` of it and W the remaining ``w_mem``).  A pair allocates first and frees last."""
-        act = self.act
+        The memory rule: F allocates its stage's ``act`` when it starts; the backward frees it when it ends
+        (split backward: B frees ``1 - w_mem`` of it and W the remaining ``w_mem``).  A pair allocates first and
+        frees last."""
         split = self.release == "W"
         frees = {"F": 0.0, "B": 1.0 - self.w_mem if split else 1.0, "W": self.w_mem if split else 0.0}
-        sizes = set(act.values())
-        size = sizes.pop() if len(sizes) == 1 else None     # every stage the same size: look up by kind only
+        change = {(k, s): (a if k == "F" else 0.0, -a * frees[k]) for k in frees for s, a in self.act.items()}
+        sizes = set(self.act.values())
+        by_kind = {k: change[k, s] for k, s in change} if len(sizes) == 1 else None   # one size: the kind tells
         out = []
         for steps in self.steps:
-            plain = set(map(type, steps)) <= {Op}
-            if size is not None and plain:
-                kinds = list(map(itemgetter(0), steps))
-                out.append((list(map({"F": size, "B": 0.0, "W": 0.0}.__getitem__, kinds)),
-                            list(map({k: size * f for k, f in frees.items()}.__getitem__, kinds))))
-            elif plain:
-                out.append(([act[s] if k == "F" else 0.0 for k, _, s in steps],
-                            [act[s] * frees[k] for k, _, s in steps]))
+            if set(map(type, steps)) <= {Op}:        # plain ops: one lookup each, in C
+                out.append(list(map(by_kind.__getitem__, map(_KIND, steps))) if by_kind is not None
+                           else list(map(change.__getitem__, map(_KIND_STAGE, steps))))
             else:
-                out.append(([sum(act[o.stage] for o in ops_of(st) if o.kind == "F") for st in steps],
-                            [sum(act[o.stage] * frees[o.kind] for o in ops_of(st)) for st in steps]))
-        return out
-
-    @cached_property
-    def _levels(self) -> list[tuple[list[float], list[float], list[float], list[float]]]:
-        """Per rank, per step: (level after its start, level after its end, what it allocates, what it frees)."""
-        out = []
-        for up, down in self._changes:
-            after_end = list(accumulate(map(sub, up, down)))
-            out.append((list(map(add, after_end, down)), after_end, up, down))
+                out.append([tuple(map(sum, zip(*(change[o.kind, o.stage] for o in ops_of(st))))) for st in steps])
         return out
 
     @cached_property
     def memory(self) -> list[list[tuple[float, float]]]:
         memory = []
-        for starts, ends, (after_start, after_end, up, down) in zip(self.starts, self.ends, self._levels):
-            points = [(0.0, 0.0)]
+        for starts, ends, changes in zip(self.starts, self.ends, self._changes):
+            points, level = [(0.0, 0.0)], 0.0
 
             def add(t, level):       # a free and an allocation at the same instant make one point, not a spike
                 if points[-1][0] == t:
                     points[-1] = (t, level)
                 else:
                     points.append((t, level))
-            for i in range(len(up)):
-                if up[i] > 0:
-                    add(starts[i], float(after_start[i]))
-                if down[i] > 0:
-                    add(ends[i], float(after_end[i]))
+            for start, end, (up, down) in zip(starts, ends, changes):
+                if up > 0:
+                    level += up
+                    add(start, level)
+                if down < 0:
+                    level += down
+                    add(end, level)
             memory.append(points)
         return memory
 
@@ -113,9 +103,13 @@ class Timeline:
         return min((st[0] for st in self.starts if st), default=0.0)
 
     @cached_property
+    def end(self) -> float:
+        return max((max(en) for en in self.ends if en), default=self.start)
+
+    @cached_property
     def makespan(self) -> float:
         """From the first start to the last end over all ranks."""
-        return max((max(en) for en in self.ends if en), default=self.start) - self.start
+        return self.end - self.start
 
     @cached_property
     def busy(self) -> list[float]:
@@ -134,9 +128,8 @@ class Timeline:
 
     @cached_property
     def peak_activations(self) -> list[float]:
-        # The level after a step starts is the level after the previous step ends plus what it allocates.
-        return [float(max(0.0, *map(add, accumulate(map(sub, up, down), initial=0.0), up)))
-                for up, down in self._changes]
+        # The level only rises when a step starts: the peak is the highest running sum of the changes.
+        return [float(max(accumulate(chain.from_iterable(changes), initial=0.0))) for changes in self._changes]
 
     def ops(self, rank: int) -> list[str]:
         """The tokens rank ``rank`` ran, in order (compare with Plan.rank_tokens)."""

@@ -107,6 +107,45 @@ def test_a_compiled_plan_simulates_under_many_costs_as_simulate_does():
         CompiledPlan(reversed_rank_0)
 
 
+def _odd_plans():
+    """Plans whose ops hold odd values, or pairs in odd places: each simulator must give the same verdict."""
+    import numpy as np
+    F, B = (lambda mb, s: Op("F", mb, s)), (lambda mb, s: Op("B", mb, s))
+    two = [[F(0, 0), F(1, 0), B(0, 0), B(1, 0)], [F(0, 1), B(0, 1), F(1, 1), B(1, 1)]]
+
+    def edit(r, i, step, replaces=1):                  # ``step`` in place of rank r's steps i, i+1, ...
+        ranks = [list(steps) for steps in two]
+        ranks[r][i:i + replaces] = [step]
+        return Plan(ranks, 2)
+    yield edit(1, 2, Op("F", 1, 1.0))                  # a float stage equal to a held one
+    yield edit(1, 2, Op("F", 1.0, 1))                  # a float micro-batch
+    yield edit(1, 2, Op("F", True, 1))                 # a bool is an integer
+    yield edit(1, 2, Op("F", np.int64(1), 1))          # so is a numpy integer
+    yield edit(1, 2, Op("F", np.int64(1), np.int64(1)))
+    yield edit(1, 2, Op("F", -1, 1))                   # negative, too large, not a number
+    yield edit(1, 2, Op("F", 2, 1))
+    yield edit(1, 2, Op("F", "1", 1))
+    yield edit(1, 2, Op("F", None, 1))
+    yield edit(1, 2, Op("R", 1, 1))                    # unknown kinds
+    yield edit(1, 2, Op(["F"], 1, 1))
+    yield edit(1, 2, Op("F", 1, 0))                    # a stage the rank does not hold
+    yield edit(1, 2, Op("F", 1, 2))                    # a stage nobody holds
+    yield edit(1, 2, Overlap(F(1, 1), B(1, 1)), 2)     # a pair holding an op and its own F: waits on itself
+    yield edit(1, 2, Overlap(B(1, 1), F(1, 1)), 2)     # B before its own F inside a pair
+    yield edit(1, 2, Overlap(F(1, 1), F(1, 1)))        # the same op twice in a pair
+    yield edit(1, 2, Overlap(F(1, 1), "B1"))
+    yield Plan([[F(0, 0), F(0, 1), B(0, 1), B(0, 0)]], 1, placement=[[0, 1]])   # a pair across the rank's own
+    yield Plan([[F(0, 0), Overlap(F(0, 1), B(0, 1)), B(0, 0)]], 1, placement=[[0, 1]])      # stages, one of
+    yield Plan([[Overlap(F(0, 0), F(0, 1)), B(0, 1), B(0, 0)]], 1, placement=[[0, 1]])      # them its input
+    yield Plan([[F(0, 0), B(0, 0)], [F(1, 1), B(1, 1)]], 2, routes=[[0], [1]])  # two routes, one stage each
+    yield Plan([[F(0, 0), B(0, 0), F(1, 0), B(1, 0)], [F(1, 1), B(1, 1)]], 2, routes=[[0], [1]])  # off route
+
+
+@pytest.mark.parametrize("plan", list(_odd_plans()))
+def test_odd_values_get_the_same_verdict_from_both_simulators(plan):
+    assert outcome(compiled, plan, Costs(comm=0.5)) == outcome(simulate, plan, Costs(comm=0.5))
+
+
 def test_malformed_plan_is_reported_as_malformed_not_as_deadlock():
     with pytest.raises(PlanError) as err:
         simulate(Plan.parse("F0 B0 B0\nF0 B0"))
@@ -328,10 +367,25 @@ def test_costs_refuse_nan_and_infinities(field, bad):
         Costs(mb_scale=[1, bad])
 
 
-def test_the_plain_simulator_runs_on_the_standard_library_alone():
+@pytest.mark.parametrize("code", [
+    "from course.sim import simulate; tl = simulate(build('dualpipe', 4, 8))",
+    "from course.sim_compiled import CompiledPlan; tl = CompiledPlan(build('dualpipe', 4, 8)).simulate()",
+    "from course.iterations import simulate_iterations; "
+    "tl = simulate_iterations(build('zb-h2', 4, 8), iterations=3, sync=False).timeline",
+])
+def test_both_simulators_run_on_the_standard_library_alone(code):
     import subprocess
     import sys
-    code = ("import sys; from course.sim import simulate; from course.schedules import build; "
-            "tl = simulate(build('dualpipe', 4, 8)); tl.summary(); tl.memory; "
+    code = (f"import sys; from course.schedules import build; {code}; tl.summary(); tl.memory; "
             "sys.exit(any(m in sys.modules for m in ('numpy', 'torch', 'matplotlib')))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_cli_simulates_without_importing_numpy():
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "course", "sim", "1f1b", "-p", "4", "-m", "8",
+                          "--json"], capture_output=True, text=True)
+    assert run.returncode == 0 and '"makespan": 33' in run.stdout
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert "course.sim_compiled" in imported and not {"numpy", "torch", "matplotlib"} & imported

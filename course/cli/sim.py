@@ -26,6 +26,13 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from ..plan import gc_paused
+
+    with gc_paused():     # 10^5 ops and spans without cycles, freed when this returns: collecting only rescans them
+        return _run(args)
+
+
+def _run(args) -> int:
     from ..iterations import simulate_iterations
 
     plan = plan_from_args(args)
