@@ -443,9 +443,14 @@ def _become_subreaper() -> None:
             pass
 
 
+def _managed() -> set[int]:
+    """The pids of the processes a Popen of ours started (checkers, learners): Popen itself reaps them."""
+    return {proc.pid for run in list(_Run.active) for proc in (run.checker, run.learner) if proc is not None}
+
+
 def _orphans() -> list[psutil.Process]:
     """Processes re-parented to the judge (the subreaper) that no Popen of ours owns."""
-    managed = {proc.pid for run in list(_Run.active) for proc in (run.checker, run.learner) if proc is not None}
+    managed = _managed()
     try:
         return [p for p in psutil.Process().children() if p.pid not in managed]
     except psutil.Error:
@@ -467,11 +472,12 @@ def _running(p: psutil.Process) -> bool:
 
 
 def _reap(processes) -> None:
-    """Collect the exit status of our own zombie children among ``processes`` (orphans left to the subreaper)."""
-    me = os.getpid()
+    """Collect the exit status of our own zombie children among ``processes`` (orphans left to the subreaper).
+    Not a Popen's process: reaping it here would leave its Popen an exit code of 0 whatever it was."""
+    me, managed = os.getpid(), _managed()
     for p in processes:
         try:
-            if p.ppid() == me and p.status() == psutil.STATUS_ZOMBIE:
+            if p.ppid() == me and p.pid not in managed and p.status() == psutil.STATUS_ZOMBIE:
                 os.waitpid(p.pid, os.WNOHANG)
         except (psutil.Error, ChildProcessError, OSError):
             pass
