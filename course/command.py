@@ -146,28 +146,30 @@ def output_file(text: str) -> str:
 
 
 # ---- costs -------------------------------------------------------------------------------------------------
-def add_cost_args(parser, *, mb_scale: bool = True) -> None:
-    """--f --b --w --comm --act --mb-scale --overlap --w-mem (``mb_scale=False`` where another flag gives the
-    per-micro-batch multipliers, as `order --costs` does)."""
+def add_cost_args(parser, *, omit: tuple[str, ...] = ()) -> None:
+    """--f --b --w --comm --act --mb-scale --overlap --w-mem, less those named in ``omit`` (``order`` gives the
+    per-micro-batch multipliers with a flag of its own; ``search`` models neither act, mb_scale nor overlap)."""
     g = parser.add_argument_group("costs (one rank's share of the model; lists give one value per stage)")
-    g.add_argument("--f", type=number_list, default=1.0, help="forward time F (default 1)")
-    g.add_argument("--b", type=number_list, default=1.0, help="input-gradient time B (default 1); "
-                   "a full backward costs B + W")
-    g.add_argument("--w", type=number_list, default=1.0, help="weight-gradient time W (default 1)")
-    g.add_argument("--comm", type=finite_float, default=0.0, help="point-to-point latency between ranks "
-                   "(default 0)")
-    g.add_argument("--act", type=number_list, default=1.0, help="activation memory per micro-batch (default 1)")
-    if mb_scale:
-        g.add_argument("--mb-scale", type=number_list, metavar="S1,...,SM",
-                       help="per-micro-batch cost multipliers, one per micro-batch, e.g. 1,2,1,1")
-    g.add_argument("--overlap", type=finite_float, default=1.0, help="an overlapped F&B step (dualpipe, "
-                   "dualpipev) lasts OVERLAP x (F + B); below 1 models hidden communication (default 1)")
-    g.add_argument("--w-mem", type=finite_float, default=1.0, help="split backward: the share of a micro-batch's "
-                   "activations still held after B until its W (B frees 1 - W_MEM, W frees W_MEM; default 1)")
+
+    def add(name, **kw):
+        if name not in omit:
+            g.add_argument(f"--{name.replace('_', '-')}", **kw)
+    add("f", type=number_list, default=1.0, help="forward time F (default 1)")
+    add("b", type=number_list, default=1.0, help="input-gradient time B (default 1); a full backward costs B + W")
+    add("w", type=number_list, default=1.0, help="weight-gradient time W (default 1)")
+    add("comm", type=finite_float, default=0.0, help="point-to-point latency between ranks (default 0)")
+    add("act", type=number_list, default=1.0, help="activation memory per micro-batch (default 1)")
+    add("mb_scale", type=number_list, metavar="S1,...,SM",
+        help="per-micro-batch cost multipliers, one per micro-batch, e.g. 1,2,1,1")
+    add("overlap", type=finite_float, default=1.0, help="an overlapped F&B step (dualpipe, dualpipev) lasts "
+        "OVERLAP x (F + B); below 1 models hidden communication (default 1)")
+    add("w_mem", type=finite_float, default=1.0, help="split backward: the share of a micro-batch's activations "
+        "still held after B until its W (B frees 1 - W_MEM, W frees W_MEM; default 1)")
 
 
 def costs_from_args(args, plan=None):
-    """The Costs the cost flags describe; with ``plan``, --mb-scale must give one value per micro-batch."""
+    """The Costs the cost flags describe (Costs' defaults for flags the command omits); with ``plan``, --mb-scale
+    must give one value per micro-batch."""
     from .costs import Costs
 
     scale = getattr(args, "mb_scale", None)
@@ -176,8 +178,9 @@ def costs_from_args(args, plan=None):
     if scale is not None and plan is not None and len(scale) != plan.m:
         raise ValueError(f"--mb-scale lists {len(scale)} value{'s' * (len(scale) != 1)} but the plan has "
                          f"{plan.m} micro-batches: give {plan.m}, one per micro-batch")
-    return Costs(f=args.f, b=args.b, w=args.w, comm=args.comm, act=args.act, mb_scale=scale, overlap=args.overlap,
-                 w_mem=args.w_mem)
+    given = {name: getattr(args, name) for name in ("f", "b", "w", "comm", "act", "overlap", "w_mem")
+             if hasattr(args, name)}
+    return Costs(**given, mb_scale=scale)
 
 
 # ---- size guards ----------------------------------------------------------------------------------------------

@@ -12,13 +12,13 @@ pieces.
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 from operator import itemgetter, mul
 from typing import Sequence, Union
 
 from .plan import KINDS, Overlap, Plan, Step, ops_of
+from .validation import is_number
 
 Value = Union[float, Sequence[float]]
 _KIND, _MB, _STAGE, _KIND_STAGE = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(0, 2)   # an Op's fields
@@ -146,8 +146,3 @@ def _by_kind(table: dict[tuple[str, int], float], stages) -> dict[str, float] | 
 
 def _as_list(v: Value) -> list[float]:
     return [v] if isinstance(v, numbers.Real) else list(v)
-
-
-def is_number(x) -> bool:
-    """A finite real number (not a bool, not NaN, not an infinity): what every cost and count here must be."""
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)

@@ -17,6 +17,7 @@ Where published formulas and the simulator disagree (ZB-H1 with W > F, ZB-H2 wit
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Callable
 
@@ -73,7 +74,7 @@ def _uniform(costs: Costs) -> tuple[float, float, float, float]:
     vals = []
     for name in ("f", "b", "w", "act"):
         x = getattr(costs, name)
-        if not isinstance(x, (int, float)):
+        if not isinstance(x, numbers.Real):
             raise OutsideAssumptions(f"closed forms assume uniform stages: give a scalar {name}, not {x!r}")
         vals.append(float(x))
     if costs.comm:

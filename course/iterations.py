@@ -21,6 +21,7 @@ from .costs import Costs
 from .plan import Op, Overlap, Plan, Step, ops_of
 from .sim_compiled import CompiledPlan
 from .timeline import Timeline
+from .validation import check_counts
 
 
 @dataclass
@@ -58,8 +59,7 @@ def simulate_iterations(plan: Plan, costs: Costs | None = None, iterations: int 
 
     K iterations hold K times the ops, so this runs the compiled simulator (course.sim_compiled: the same rule
     as course.sim.simulate, laid out for speed)."""
-    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
+    check_counts(iterations=iterations)
     costs = costs or Costs()
     if iterations == 1 or sync:
         one = CompiledPlan(plan).simulate(costs)

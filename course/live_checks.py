@@ -158,12 +158,10 @@ def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int) -> d
 # ---- the verdict (trusted side) --------------------------------------------------------------------------------
 
 def one_f_one_b(world_size: int, rank: int, m: int) -> list[list]:
-    """Rank ``rank``'s forwards and backwards in 1F1B order: [["F", 0], ..., ["B", m - 1]]."""
-    warm = min(world_size - rank - 1, m)
-    order = [["F", i] for i in range(warm)]
-    for i in range(m - warm):
-        order += [["F", warm + i], ["B", i]]
-    return order + [["B", i] for i in range(m - warm, m)]
+    """Rank ``rank``'s forwards and backwards in 1F1B order, as the course's schedule has them: [["F", 0], ...]."""
+    from course.schedules import build  # noqa: PLC0415
+
+    return [[op.kind, op.mb] for op in build("1f1b", world_size, m).ranks[rank]]
 
 
 def judge_pipeline_record(records, world_size: int, m: int, seed: int) -> None:

@@ -75,7 +75,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from math import isfinite
+
+from .validation import check_counts, check_positive_number
 
 RECOMPUTE = ("none", "selective", "full")
 BLOCKS = ("gpt", "llama")
@@ -99,10 +100,8 @@ class Model:
     positions: int = 0            # learned position embeddings (GPT-3: 2048); 0 for RoPE
 
     def __post_init__(self):
-        for name in ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab"):
-            val = getattr(self, name)
-            if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-                raise ValueError(f"model {name} must be a positive integer, got {val!r}")
+        check_counts(**{f"model {name}": getattr(self, name)
+                        for name in ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")})
         if self.block not in BLOCKS:
             raise ValueError(f"unknown block {self.block!r}; allowed: {', '.join(BLOCKS)}")
         if self.hidden % self.heads:
@@ -166,10 +165,7 @@ class ActivationConfig:
     dtype_bytes: int = 2          # 2 for bf16/fp16 activations, 4 for fp32
 
     def __post_init__(self):
-        for name in ("seq", "mbs", "tp", "dtype_bytes"):
-            val = getattr(self, name)
-            if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-                raise ValueError(f"{name} must be a positive integer, got {val!r}")
+        check_counts(**{name: getattr(self, name) for name in ("seq", "mbs", "tp", "dtype_bytes")})
         if self.recompute not in RECOMPUTE:
             raise ValueError(f"unknown recompute {self.recompute!r}; allowed: {', '.join(RECOMPUTE)}")
         if self.sp and self.tp == 1:
@@ -395,8 +391,7 @@ def static_bytes(params: int, dp: int = 1, zero: int = 0) -> tuple[int, int, int
     """(weights, gradients, optimizer states) bytes for ``params`` parameters; ZeRO-1 shards the optimizer."""
     if zero not in (0, 1):
         raise ValueError(f"zero must be 0 (no sharding) or 1 (optimizer states over dp ranks), got {zero!r}")
-    if not isinstance(dp, int) or dp < 1:
-        raise ValueError(f"dp must be a positive integer, got {dp!r}")
+    check_counts(dp=dp)
     opt = OPTIMIZER_BYTES * params
     return WEIGHT_BYTES * params, GRAD_BYTES * params, -(-opt // dp) if zero == 1 else opt
 
@@ -506,8 +501,7 @@ def chunk_times(model: Model, cfg: ActivationConfig, chunks: int, flops_per_s: f
     B of the attention core costs twice its forward (gradients of the scores, of Q, K and V) and has no W.
     Selective recompute adds the attention core's forward to B, full recompute the whole forward.  The last
     chunk adds lm_head (2svh FLOPs per sequence, on the TP rank's vocabulary share)."""
-    if not (isfinite(flops_per_s) and flops_per_s > 0):
-        raise ValueError(f"flops_per_s must be a positive number, got {flops_per_s!r}")
+    check_positive_number("flops_per_s", flops_per_s)
     lin, core = layer_flops(model, cfg)
     f_layer = lin + core
     b_layer = lin + 2 * core + (core if cfg.recompute == "selective" else f_layer if cfg.recompute == "full" else 0)

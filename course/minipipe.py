@@ -28,6 +28,7 @@ import torch.distributed as dist
 from torch import nn
 
 from .live.worker import RUNNING, WAITING, set_status
+from .validation import check_counts, is_count
 
 COMMS = ("naive", "parity", "batched")
 WIDTH, ROWS = 8, 4           # features per token, rows (tokens) per micro-batch including padding
@@ -142,10 +143,8 @@ def max_error(got: list[list[torch.Tensor]], want: list[list[torch.Tensor]]) -> 
 
 def check_args(p: int, m: int, comm: str, lengths: list[int]) -> None:
     """One clear line for bad input."""
-    for name, val in (("p", p), ("m", m)):
-        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-            raise ValueError(f"{name} must be a positive integer, got {val!r}")
+    check_counts(p=p, m=m)
     if comm not in COMMS:
         raise ValueError(f"comm must be one of {', '.join(COMMS)}, got {comm!r}")
-    if len(lengths) != m or not all(isinstance(n, int) and 1 <= n <= ROWS for n in lengths):
+    if len(lengths) != m or not all(is_count(n) and n <= ROWS for n in lengths):
         raise ValueError(f"lengths must list m={m} token counts between 1 and {ROWS}, got {lengths!r}")

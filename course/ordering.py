@@ -19,7 +19,6 @@ forward pass alone (inference, a flow shop): GPipe's plan with zero backward cos
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
@@ -30,6 +29,7 @@ from .schedules import REGISTRY, build
 from .sim import simulate
 from .sim_compiled import CompiledPlan
 from .timeline import Timeline
+from .validation import is_number
 
 POLICIES = ("fifo", "heaviest-first", "lightest-first", "johnson", "best")
 FORWARD = "forward"
@@ -119,8 +119,7 @@ class _Job:
         scales = list(scales)
         if not scales:
             raise ValueError("costs is empty: give one cost multiplier per micro-batch, e.g. 1,3,2")
-        if any(isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0
-               for s in scales):
+        if any(not is_number(s) or s < 0 for s in scales):
             raise ValueError(f"micro-batch costs must be finite non-negative numbers, got {scales}")
         costs = costs or Costs()
         if costs.mb_scale is not None:

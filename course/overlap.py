@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .validation import is_number
+
 COMPUTE, COMM = "compute", "comm"
 
 
@@ -36,8 +38,8 @@ def block_chunks(attention: float = 1.0, mlp: float = 1.0, dispatch: float = 1.0
     ``backward_factor`` x the forward's; an all-to-all moves the same bytes both ways, so it costs the same."""
     for name, value in (("attention", attention), ("mlp", mlp), ("dispatch", dispatch), ("combine", combine),
                         ("backward_factor", backward_factor)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        if not is_number(value) or value < 0:
+            raise ValueError(f"{name} must be a non-negative number (finite), got {value!r}")
     k = backward_factor
     return {
         "F": [("attention", COMPUTE, attention), ("dispatch", COMM, dispatch), ("mlp", COMPUTE, mlp),

@@ -21,7 +21,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .costs import is_number
+from .validation import check_counts, is_number
 
 METHODS = ("dp", "greedy")
 
@@ -140,10 +140,9 @@ def _check(layers, p, comm) -> tuple[list[float], np.ndarray]:
     layers = list(layers)
     if not layers:
         raise ValueError("layers is empty: give one time per layer, e.g. 1,2,2,1")
-    if any(not is_number(t) or not np.isfinite(t) or t < 0 for t in layers):
+    if any(not is_number(t) or t < 0 for t in layers):
         raise ValueError(f"layer times must be finite non-negative numbers, got {layers}")
-    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"p must be a positive integer, got {p!r}")
+    check_counts(p=p)
     if p > len(layers):
         raise ValueError(f"cannot cut {len(layers)} layers into p={p} non-empty stages: need p <= {len(layers)}")
     if isinstance(comm, numbers.Real):

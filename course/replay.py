@@ -17,6 +17,7 @@ from .costs import Costs
 from .plan import Op, Overlap, Plan, ops_of
 from .sim import simulate
 from .timeline import Timeline
+from .validation import is_number
 
 
 def durations_of(timeline: Timeline) -> list[list[float]]:
@@ -31,8 +32,8 @@ def replay(plan: Plan, durations: list[list[float]], comm: float = 0.0, name: st
 
     Raises ValueError when the durations do not match the plan's steps, and the simulator's DeadlockError
     (with its report) when the order cannot finish, whatever the durations."""
-    if any(x < 0 for d in durations for x in d):
-        raise ValueError("durations must be non-negative")
+    if any(not is_number(x) or x < 0 for d in durations for x in d):
+        raise ValueError("durations must be finite non-negative numbers")
     tl = simulate(plan, Costs(comm=comm), durations=durations)
     return Timeline(tl.p, tl.starts, tl.ends, tl.steps, tl.act, tl.release, plan.name if name is None else name,
                     unit, w_mem=tl.w_mem)

@@ -40,6 +40,7 @@ from typing import Sequence
 from .costs import Costs
 from .plan import Op, Plan
 from .sim_compiled import CompiledPlan
+from .validation import check_counts, check_positive_number, is_number
 
 EPS = 1e-9
 EXACT_MAX_OPS_WITHOUT_LIMIT = 48        # p x m above which --exact needs an explicit time limit
@@ -64,9 +65,7 @@ class Problem:
              max_activations: float | Sequence[float] | None = None) -> "Problem":
         """Check the inputs and fix per-stage values.  ``max_activations``: one cap for every rank or one per rank
         (None: no cap, i.e. m)."""
-        for name, val in (("p", p), ("m", m)):
-            if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-                raise ValueError(f"{name} must be a positive integer, got {val!r}")
+        check_counts(p=p, m=m)
         costs = costs or Costs()
         if costs.mb_scale is not None:
             raise ValueError("search assumes identical micro-batches: mb_scale is not supported")
@@ -74,11 +73,11 @@ class Problem:
         if max_activations is None:
             cap = (float(m),) * p
         else:
-            cap = (max_activations,) * p if _is_number(max_activations) else tuple(max_activations)
+            cap = (max_activations,) * p if is_number(max_activations) else tuple(max_activations)
             if len(cap) != p:
                 raise ValueError(f"max_activations lists {len(cap)} caps but p={p}: give one cap or one per rank")
             for c in cap:
-                if not _is_number(c) or not math.isfinite(c):
+                if not is_number(c):
                     raise ValueError(f"max_activations must be finite numbers, got {max_activations!r}")
             if min(cap) < 1 - EPS:
                 raise ValueError(f"max_activations {min(cap):g} is below one micro-batch's activations: no plan "
@@ -519,8 +518,8 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
     if time_limit is None and p * m > EXACT_MAX_OPS_WITHOUT_LIMIT:
         raise ValueError(f"p x m = {p * m} is too large for the exact method without a time limit "
                          f"(at most {EXACT_MAX_OPS_WITHOUT_LIMIT}): give --time-limit SECONDS")
-    if time_limit is not None and (not math.isfinite(time_limit) or time_limit <= 0):
-        raise ValueError(f"time limit must be a positive number of seconds, got {time_limit!r}")
+    if time_limit is not None:
+        check_positive_number("time limit", time_limit, "seconds")
     t0 = time.perf_counter()
     warm = warm_start or heuristic(problem)
     q, exact_costs = _integer_scale(problem.f + problem.b + problem.w + (problem.comm,))
@@ -618,10 +617,6 @@ def search(p: int, m: int, costs: Costs | None = None, max_activations: float | 
     ``max_activations`` micro-batch activations alive per rank; the exact method when ``exact_method``."""
     problem = Problem.make(p, m, costs, max_activations)
     return exact(problem, time_limit, workers, seed=seed) if exact_method else heuristic(problem)
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 __all__ = ["Problem", "SearchResult", "Variant", "VARIANTS", "search", "heuristic", "exact", "lower_bound",

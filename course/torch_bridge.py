@@ -32,6 +32,7 @@ from .costs import Costs
 from .plan import Op, Overlap, Plan, PlanError, Step, ops_of
 from .schedules import build
 from .sim import simulate
+from .validation import check_counts
 
 # torch schedule class -> (our schedule with the same idea, local stages per rank; None: the caller's v).
 # ScheduleInterleavedZeroBubble with v=1 is ZB-H1 op for op; with v >= 2 it interleaves (no course counterpart).
@@ -52,9 +53,7 @@ def torch_schedule(cls_name: str, p: int, m: int, v: int = 2):
     ``v``: local stages per rank for the interleaved classes (ZBV and DualPipeV always use 2)."""
     if cls_name not in TORCH_SCHEDULES:
         raise ValueError(f"unknown torch schedule {cls_name!r}; known: {', '.join(TORCH_SCHEDULES)}")
-    for name, val in (("p", p), ("m", m), ("v", v)):
-        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-            raise ValueError(f"{name} must be a positive integer, got {val!r}")
+    check_counts(p=p, m=m, v=v)
     cls = getattr(ts, cls_name)
     local = TORCH_SCHEDULES[cls_name][1] or v
     n = p * local

@@ -43,6 +43,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import imsave
 
+from .validation import is_number
+
 REGISTRY: dict[str, "Explorer"] = {}   # by name: re-running a cell replaces its explorer
 
 
@@ -56,7 +58,7 @@ def control(name: str, spec: Any) -> W.ValueWidget:
     choices = isinstance(spec, list) or (isinstance(spec, tuple) and all(isinstance(x, str) for x in spec))
     if choices and spec:
         return W.Dropdown(options=list(spec), value=spec[0], description=name, style=style)
-    if isinstance(spec, tuple) and len(spec) in (3, 4) and all(_is_number(x) for x in spec):
+    if isinstance(spec, tuple) and len(spec) in (3, 4) and all(is_number(x) for x in spec):
         lo, hi, value = spec[:3]
         if not lo <= value <= hi:
             raise ValueError(f"control {name}: default {value} lies outside [{lo}, {hi}]")
@@ -223,10 +225,6 @@ def memory_explorer(model: str = "llama3-70b", seq: int = 8192, gpu_mem: float =
 def check_all() -> dict[str, list[str]]:
     """Run ``Explorer.check`` on every registered explorer: {name: problems}."""
     return {name: ex.check() for name, ex in REGISTRY.items()}
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 __all__ = ["explore", "check_all", "control", "Explorer", "REGISTRY", "memory_explorer"]

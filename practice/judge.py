@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the repository: `practice` and `course`
 
 from practice import sandbox  # noqa: E402
-from practice.exercises import (PRACTICE, PROBLEMS, REPO, SOLUTIONS, TEST_FILES, JudgeError, TestFile,  # noqa: E402
+from practice.exercises import (PRACTICE, PROBLEMS, SOLUTIONS, TEST_FILES, JudgeError, TestFile,  # noqa: E402
                                 checksums, find, load_problems, make_starter, read_tests, stale_sources)
 from practice.sandbox import Grade, grade, print_grade, run_test_file  # noqa: E402
 

@@ -1,14 +1,12 @@
 """course/autograde.py as nbgrader_config.py wires it: a cell that ignores its interrupt costs only its own points,
 stderr does not zero a test cell, and `.venv/bin/nbgrader` works without an activated environment."""
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import nbformat
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTRUCTOR = ROOT / "instructor"

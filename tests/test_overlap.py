@@ -41,5 +41,7 @@ def test_overlap_values():
 def test_bad_input():
     with pytest.raises(ValueError, match="dispatch must be a non-negative number"):
         block_chunks(dispatch=-1)
+    with pytest.raises(ValueError, match="attention must be a non-negative number"):
+        block_chunks(attention=float("nan"))
     with pytest.raises(ValueError, match="sm_share"):
         pair_schedule(block_chunks(), sm_share=1.0)

@@ -16,7 +16,7 @@ def add_parser(sub):
                    help="fifo (default), heaviest-first, lightest-first, johnson (p=2 only), best (m <= 9)")
     p.add_argument("--schedule", choices=schedule_names(), default="1f1b", metavar="SCHEDULE",
                    help="1f1b (default), gpipe, forward (forward pass only) or any schedule name")
-    add_cost_args(p, mb_scale=False)
+    add_cost_args(p, omit=("mb_scale",))
     p.add_argument("--force", action="store_true", help="go beyond the size guard (plan size against memory)")
     p.add_argument("--json", action="store_true", help="print {order, makespan, ...}")
     p.set_defaults(run=run)

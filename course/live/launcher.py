@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import pickle
 import re
@@ -34,6 +33,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..validation import check_counts, check_positive_number
 from . import worker
 
 POLL_S = 0.05
@@ -201,11 +201,10 @@ def launch(target, world_size: int, args=(), timeout: float = 60.0, backend: str
     ``JobTimeout`` (``timeout`` s of wall clock).  Whatever happens, no worker process survives the call.
     ``echo`` prints what workers wrote to stdout/stderr (prefixed by rank) when the job succeeds.
     """
-    if not isinstance(world_size, int) or isinstance(world_size, bool) or world_size < 1:
-        raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
-    for name, val in (("timeout", timeout), ("stall", 1.0 if stall is None else stall)):
-        if not isinstance(val, (int, float)) or isinstance(val, bool) or not 0 < val < math.inf:
-            raise ValueError(f"{name} must be a positive finite number of seconds, got {val!r}")
+    check_counts(world_size=world_size)
+    check_positive_number("timeout", timeout, "seconds")
+    if stall is not None:
+        check_positive_number("stall", stall, "seconds")
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend must be 'gloo' or 'nccl', got {backend!r}")
     _check_target(target)

@@ -8,12 +8,12 @@ This module does not import torch, so the CLI can declare the flags without load
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field, fields
 
 from ..command import available_memory, finite_float, positive_int
 from ..costs import Costs
+from ..validation import check_counts, check_positive_number
 
 ENGINES = ("course", "torch", "torch-runtime")
 BACKENDS = ("gloo", "nccl")
@@ -45,8 +45,8 @@ class ModelConfig:
     vocab: int = 32
 
     def __post_init__(self):
-        for name in ("width", "blocks_per_stage", "microbatch_size", "seq", "heads", "vocab"):
-            _check_positive_int(name, getattr(self, name))
+        check_counts(**{name: getattr(self, name)
+                        for name in ("width", "blocks_per_stage", "microbatch_size", "seq", "heads", "vocab")})
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if self.dtype not in DTYPES:
@@ -125,11 +125,8 @@ class LiveOptions:
         _check_choice("backend", self.backend, BACKENDS)
         _check_choice("device", self.device, DEVICES)
         for name, unit in (("unit_ms", "milliseconds"), ("timeout", "seconds"), ("stall", "seconds")):
-            v = getattr(self, name)
-            if not _is_real(v) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} (--{name.replace('_', '-')}) must be a positive finite number of {unit}, "
-                                 f"got {v!r}")
-        _check_positive_int("iterations", self.iterations)
+            check_positive_number(f"{name} (--{name.replace('_', '-')})", getattr(self, name), unit)
+        check_counts(iterations=self.iterations)
         if self.backend == "nccl" and self.device != "cuda":
             raise ValueError("backend nccl needs device cuda (--device cuda): NCCL moves GPU tensors only")
         if self.model.kind != "mlp" and self.engine != "course":
@@ -180,15 +177,6 @@ class LiveOptions:
                              f"{self.model.width}, {self.model.blocks_per_stage} blocks x {plan.chunks} chunks, "
                              f"m={plan.m} micro-batches of {self.model.microbatch_size}), more than the "
                              f"{have / 1e9:.3g} GB of memory available; --force to run anyway")
-
-
-def _is_real(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _check_positive_int(name: str, v) -> None:
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
 
 def _check_choice(name: str, v, allowed) -> None:

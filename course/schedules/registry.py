@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..plan import Plan
+from ..validation import check_counts
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,4 @@ def register(name: str, params: tuple[str, ...] = (), summary: str = ""):
 
 def check_pm(p, m) -> None:
     """Every schedule's argument check: p and m are positive ints."""
-    for name, val in (("p", p), ("m", m)):
-        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-            raise ValueError(f"{name} must be a positive integer, got {val!r}")
+    check_counts(p=p, m=m)

@@ -138,7 +138,7 @@ megatron_v = {vv: (tl.makespan - tl.busy[0]) / tl.busy[0] for vv, tl in sweep.it
 md(claim(all(abs(x - (p - 1) / (vv * m)) < 1e-9 for vv, x in megatron_v.items()),
          "Megatron 的论文按第 1 章的理想时间口径写：bubble 时间 / 理想时间 $= \\frac{1}{v}\\cdot\\frac{p-1}{m}$。"
          "同一张表用这个口径读：" + "，".join(f"$v={vv}$: {x:.3f}" for vv, x in megatron_v.items())
-         + f"，正好是 $(p-1)/(vm)$；两种口径都是把 $m$ 换成 $vm$。"))
+         + "，正好是 $(p-1)/(vm)$；两种口径都是把 $m$ 换成 $vm$。"))
 
 # %% [markdown]
 # ## 4. 代价一：点对点通信乘以 $v$

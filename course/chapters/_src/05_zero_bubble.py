@@ -312,7 +312,7 @@ at_bound = [name for name, (_, free) in steady.items() if abs(free - busy) < 1e-
 same_with_barrier = abs(steady["zb-h2"][0] - steady["zb-h1"][0]) < 1e-9
 md(claim(at_bound == ["zb-h2"], f"只有 ZB-H2 加上事后校验，周期才落到下界 {busy:g}（口径三的零）。", at_bound=at_bound)
    + f"有同步点时 ZB-H2 的周期是 {steady['zb-h2'][0]:g}，ZB-H1 是 {steady['zb-h1'][0]:g}："
-   + claim(same_with_barrier, f"在 $F=B=W$ 时两者一样，ZB-H2 多存的 $p-1$ 份激活只有去掉同步点才换得回时间。",
+   + claim(same_with_barrier, "在 $F=B=W$ 时两者一样，ZB-H2 多存的 $p-1$ 份激活只有去掉同步点才换得回时间。",
            otherwise="两者不同，见下面的预测。", h2=steady["zb-h2"][0], h1=steady["zb-h1"][0]))
 md("没有同步点时，rank 0 做完本轮的最后一个算子就能开始下一轮的第一个前向，周期就是 rank 0 的窗口长度，"
    "即忙碌时间加上它窗口内的空闲："
