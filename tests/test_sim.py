@@ -134,9 +134,11 @@ def _odd_plans():
     yield edit(1, 2, Overlap(B(1, 1), F(1, 1)), 2)     # B before its own F inside a pair
     yield edit(1, 2, Overlap(F(1, 1), F(1, 1)))        # the same op twice in a pair
     yield edit(1, 2, Overlap(F(1, 1), "B1"))
-    yield Plan([[F(0, 0), F(0, 1), B(0, 1), B(0, 0)]], 1, placement=[[0, 1]])   # a pair across the rank's own
-    yield Plan([[F(0, 0), Overlap(F(0, 1), B(0, 1)), B(0, 0)]], 1, placement=[[0, 1]])      # stages, one of
-    yield Plan([[Overlap(F(0, 0), F(0, 1)), B(0, 1), B(0, 0)]], 1, placement=[[0, 1]])      # them its input
+    # one rank holding two stages, F0.s0 the input of F0.s1: in order, then in a pair with its own B, then both in
+    # one pair
+    yield Plan([[F(0, 0), F(0, 1), B(0, 1), B(0, 0)]], 1, placement=[[0, 1]])
+    yield Plan([[F(0, 0), Overlap(F(0, 1), B(0, 1)), B(0, 0)]], 1, placement=[[0, 1]])
+    yield Plan([[Overlap(F(0, 0), F(0, 1)), B(0, 1), B(0, 0)]], 1, placement=[[0, 1]])
     yield Plan([[F(0, 0), B(0, 0)], [F(1, 1), B(1, 1)]], 2, routes=[[0], [1]])  # two routes, one stage each
     yield Plan([[F(0, 0), B(0, 0), F(1, 0), B(1, 0)], [F(1, 1), B(1, 1)]], 2, routes=[[0], [1]])  # off route
 
