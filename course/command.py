@@ -146,10 +146,14 @@ def output_file(text: str) -> str:
 
 
 # ---- costs -------------------------------------------------------------------------------------------------
+COST_FIELDS = ("f", "b", "w", "comm", "act", "overlap", "w_mem")   # the Costs fields a flag sets (and --mb-scale)
+
 def add_cost_args(parser, *, omit: tuple[str, ...] = ()) -> None:
     """--f --b --w --comm --act --mb-scale --overlap --w-mem, less those named in ``omit`` (``order`` gives the
     per-micro-batch multipliers with a flag of its own; ``search`` models neither act, mb_scale nor overlap)."""
     g = parser.add_argument_group("costs (one rank's share of the model; lists give one value per stage)")
+    unknown = set(omit) - set(COST_FIELDS) - {"mb_scale"}
+    assert not unknown, f"add_cost_args: no cost flag {sorted(unknown)}"
 
     def add(name, **kw):
         if name not in omit:
@@ -178,8 +182,7 @@ def costs_from_args(args, plan=None):
     if scale is not None and plan is not None and len(scale) != plan.m:
         raise ValueError(f"--mb-scale lists {len(scale)} value{'s' * (len(scale) != 1)} but the plan has "
                          f"{plan.m} micro-batches: give {plan.m}, one per micro-batch")
-    given = {name: getattr(args, name) for name in ("f", "b", "w", "comm", "act", "overlap", "w_mem")
-             if hasattr(args, name)}
+    given = {name: getattr(args, name) for name in COST_FIELDS if hasattr(args, name)}
     return Costs(**given, mb_scale=scale)
 
 

@@ -68,12 +68,14 @@ def prepare(namespace: dict):
         sys.path[:] = [directory] + [p for p in sys.path if p not in directories]
         rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in directories]
         os.environ["PYTHONPATH"] = os.pathsep.join([directory] + rest)
+        for old in directories:              # a killed kernel never runs atexit: one directory at a time
+            shutil.rmtree(old, ignore_errors=True)
         directories.append(directory)
         sys.modules.pop("submission", None)
         importlib.invalidate_caches()
 
     def course_untouched():
-        """Fail when the answer replaced anything in the course library the checks use (the judge refuses it too)."""
+        """Fail when the answer replaced anything in the course library the checks use (the judge's checks run out of the learner's reach)."""
         gone = changed(before, fingerprint())
         if gone:
             raise AssertionError("检测到篡改 (tampering)：提交的代码改动了检查用的函数 (" + ", ".join(gone[:5]) + ")。"

@@ -32,8 +32,10 @@ def replay(plan: Plan, durations: list[list[float]], comm: float = 0.0, name: st
 
     Raises ValueError when the durations do not match the plan's steps, and the simulator's DeadlockError
     (with its report) when the order cannot finish, whatever the durations."""
-    if any(not is_number(x) or x < 0 for d in durations for x in d):
-        raise ValueError("durations must be finite non-negative numbers")
+    for r, row in enumerate(durations):
+        for i, x in enumerate(row):
+            if not is_number(x) or x < 0:
+                raise ValueError(f"durations must be finite non-negative numbers, got {x!r} at rank {r}, step {i}")
     tl = simulate(plan, Costs(comm=comm), durations=durations)
     return Timeline(tl.p, tl.starts, tl.ends, tl.steps, tl.act, tl.release, plan.name if name is None else name,
                     unit, w_mem=tl.w_mem)

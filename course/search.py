@@ -70,10 +70,19 @@ class Problem:
         if costs.mb_scale is not None:
             raise ValueError("search assumes identical micro-batches: mb_scale is not supported")
         f, b, w = (tuple(float(x) for x in costs.per_chunk(n, p, p)) for n in ("f", "b", "w"))
+        if not math.isfinite(m * (sum(f) + sum(b) + sum(w)) + 2 * m * p * costs.comm):
+            raise ValueError("costs too large: one step's work (m x every F, B, W, plus 2mp latencies) overflows a "
+                             "float; give costs whose total is finite")
         if max_activations is None:
             cap = (float(m),) * p
         else:
-            cap = (max_activations,) * p if is_number(max_activations) else tuple(max_activations)
+            if is_number(max_activations):
+                cap = (max_activations,) * p
+            elif isinstance(max_activations, (list, tuple)):
+                cap = tuple(max_activations)
+            else:
+                raise ValueError(f"max_activations must be a number >= 1 or a list of p={p} of them, "
+                                 f"got {max_activations!r}")
             if len(cap) != p:
                 raise ValueError(f"max_activations lists {len(cap)} caps but p={p}: give one cap or one per rank")
             for c in cap:
@@ -269,7 +278,7 @@ def list_schedule(problem: Problem, variant: Variant) -> tuple[list[list[Op]], f
     level = [0.0] * p
     free = [0.0] * p
     fend = [[inf] * m for _ in range(p)]
-    bend = [[inf] * m for _ in range(p)] + [None]
+    bend = [[inf] * m for _ in range(p)]
     orders: list[list[Op]] = [[] for _ in range(p)]
     k_warm = variant.warmup
     warm = [m if k_warm is None else max(1, k_warm * (p - r) - (k_warm - 1)) for r in range(p)]
@@ -520,10 +529,15 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
                          f"(at most {EXACT_MAX_OPS_WITHOUT_LIMIT}): give --time-limit SECONDS")
     if time_limit is not None:
         check_positive_number("time limit", time_limit, "seconds")
+    check_counts(workers=workers)
     t0 = time.perf_counter()
     warm = warm_start or heuristic(problem)
     q, exact_costs = _integer_scale(problem.f + problem.b + problem.w + (problem.comm,))
     qm, exact_mem = _integer_scale((problem.w_mem,))
+    reach = q * (m * (sum(problem.f) + sum(problem.b) + sum(problem.w)) + 2 * m * p * problem.comm)
+    if reach >= 2 ** 62:                                   # the longest any plan can take, in integer time
+        raise ValueError(f"costs too large for the exact method: times scaled by {q} reach {reach:.3g}, beyond "
+                         "CP-SAT's 64-bit integers (2^62); scale the costs down")
     dur = {k: [round(x * q) for x in vals] for k, vals in (("F", problem.f), ("B", problem.b), ("W", problem.w))}
     c = round(problem.comm * q)
     horizon = round(warm.makespan * q) if exact_costs else sum(round(x * q) for x in problem.work) * 4
@@ -562,7 +576,8 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
             changes += [qm, -b_free, -(qm - b_free)]
         model.AddReservoirConstraint(times, changes, 0, math.floor(problem.cap[s] * qm + EPS))
     bound = lower_bound(problem)
-    model.Add(makespan >= math.ceil(bound * q - EPS) if exact_costs else 0)
+    if exact_costs:                                        # the proven bound, in the solver's integer time
+        model.Add(makespan >= math.ceil(bound * q - EPS))
     model.Minimize(makespan)
     if exact_costs:                                        # warm start: the heuristic's simulated start times
         tl = _timeline_of(warm)

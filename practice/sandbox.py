@@ -201,7 +201,7 @@ class _Run:
                     victims += psutil.Process(self.learner.pid).children(recursive=True)
                 except psutil.Error:
                     pass
-            for pid, created in self.seen.items():
+            for pid, created in list(self.seen.items()):   # another run's watch may kill this one
                 try:
                     p = psutil.Process(pid)
                     if p.create_time() == created:

@@ -256,10 +256,10 @@ def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
     print(f"{name}: {elapsed:.1f} s")
     assert proc.returncode == 1
     got = verdicts(proc)
-    assert "passed" not in {v for k, v in got.items() if k != "hidden:test_bad_arguments"}, got
+    assert "passed" not in got.values(), got
     assert expected in got.values(), got
     passed, failed = counts(proc)
-    assert passed + failed == N_BUBBLE and failed >= N_BUBBLE - 2
+    assert (passed, failed) == (0, N_BUBBLE)
 
 
 def test_background_child_cannot_keep_the_judge_waiting(tmp_path):

@@ -2,6 +2,7 @@
 with cells compiled the way IPython does: a file name per cell, its source in linecache)."""
 
 import linecache
+import os
 import subprocess
 import sys
 
@@ -54,11 +55,13 @@ def test_a_redefinition_replaces_the_earlier_cell(notebook):
     load_submission("f")
     import submission
     assert submission.f() == 1
+    first = sys.path[0]
     notebook("def f():\n    return 2\n")
     load_submission("f")
     import submission  # noqa: F811 (a fresh module)
     assert submission.f() == 2
-    assert sum(p.startswith(sys.path[0]) for p in sys.path) == 1   # the old directory left sys.path
+    assert first not in sys.path and first not in os.environ["PYTHONPATH"]   # the old directory left the paths
+    assert not os.path.exists(first)                                       # and the disk
 
 
 def test_a_missing_name_says_to_run_the_solution_cell(notebook):

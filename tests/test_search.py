@@ -35,7 +35,7 @@ def test_heuristic_plans_are_valid_and_never_above_the_cap(p, m, data):
     cap = data.draw(st.one_of(st.floats(1, m + 1), st.lists(st.floats(1, m + 1), min_size=p, max_size=p)))
     res = search(p, m, costs, cap)
     plan = res.plan.validate()
-    assert plan.split_backward or p * m == 0 or all(op.kind != "W" for ops in plan.ranks for op in ops)
+    assert sum(op.kind == "W" for ops in plan.ranks for op in ops) == p * m     # every W, once
     assert plan.placement == tuple((r,) for r in range(p))
     tl = simulate(plan, res.problem.costs)
     assert tl.makespan == pytest.approx(res.makespan)
@@ -187,8 +187,18 @@ def test_cli_json_and_plan_file(tmp_path, capsys):
     (["-p", "4", "-m", "8", "--f", "1,2"], "lists 2 values"),
     (["-p", "4", "-m", "8", "--w-mem", "2"], "[0, 1]"),
     (["-p", "0", "-m", "8"], "positive integer"),
+    (["-p", "2", "-m", "3", "--f", "1e308"], "costs too large"),
+    (["-p", "2", "-m", "3", "--comm", "1e300", "--exact"], "64-bit"),
 ])
 def test_cli_errors_are_one_line(argv, message, capsys):
     assert main(["search", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error:") and message in err
+
+
+def test_exact_with_costs_it_must_round():
+    """Costs finer than 1/1000 are rounded for CP-SAT; the result is still a real plan under the real costs."""
+    res = search(2, 2, Costs(f=1e-4), exact_method=True)
+    assert res.method == "exact" and res.makespan == pytest.approx(simulate(res.plan, res.problem.costs).makespan)
+    with pytest.raises(ValueError, match="a number >= 1 or a list"):
+        search(2, 4, None, True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .args import (add_cost_args, add_schedule_args, costs_from_args, dumps, output_file, plan_from_args,
                    positive_int, write_file)
 
@@ -39,6 +41,8 @@ def _run(args) -> int:
     costs = costs_from_args(args, plan)
     runs = simulate_iterations(plan, costs, args.iterations, sync=not args.no_sync)
     tl = runs.timeline
+    if not math.isfinite(tl.makespan):
+        raise ValueError(f"costs too large: the makespan overflows to {tl.makespan} (give costs whose sum is finite)")
     if args.trace:
         from ..trace import chrome_trace
         write_file(args.trace, dumps(chrome_trace(tl)).encode())

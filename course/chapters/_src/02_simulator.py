@@ -115,7 +115,7 @@ md(claim(len(trace) == n_steps and [t for t, _, _ in trace] == sorted(t for t, _
          steps=n_steps, events=len(trace), makespan=tl.makespan, formula=formula))
 
 # %% [markdown]
-# 练习 `event-simulator` 会让你自己写出这个模拟器；`course.sim.simulate` 是参考实现，出错时（见第 5 节）它会说明每个卡住的 rank 在等什么。要模拟成千上万次的地方（第 7 章的排序搜索、基准测试）用 `course.sim_compiled.CompiledPlan`：同一条规则，先把 plan 编译成扁平的列 (list) 再跑，专为大量模拟而写（两者的速度比由 `benchmarks/bench_simulator.py` 在同一次运行里测出）；测试保证两个模拟器在每个调度、随机的代价和乱序的 plan 上给出逐位相同的时间线和同样的死锁报告。
+# 练习 `event-simulator` 会让你自己写出这个模拟器；`course.sim.simulate` 是参考实现，出错时（见第 5 节）它会说明每个卡住的 rank 在等什么。要模拟成千上万次的地方（第 7 章的排序搜索、基准测试）用 `course.sim_compiled.CompiledPlan`：同一条规则，先把 plan 编译成扁平的列 (list) 再跑，专为大量模拟而写（`benchmarks/bench_simulator.py` 在同一次运行里测出两者各自相对种子模拟器的速度比）；测试保证两个模拟器在每个调度、随机的代价和乱序的 plan 上给出逐位相同的时间线和同样的死锁报告。
 #
 # ## 4. GPipe 与 1F1B：同样的 bubble，不同的显存
 #

@@ -414,7 +414,7 @@ md(reveal(guess_h2_idle, round(h2_idle_case, 6),
            otherwise=" ZB-H1 在表中每一行都与 $(p-1)(F+B-W)$ 相符。", h1_fails=h1_fails))
 
 # %% [markdown]
-# 再拖动下面的 `w`（相对 $F=B=1$）看空隙如何变化：$W$ 太小时没有足够的 W 去填空隙。 `zb-h2`、$p=4$，找出让最大空闲（标题里的 max idle）变成 0 的最小 `w`，写进 `task_w`。
+# 再拖动下面的 `w`（相对 $F=B=1$）看空隙如何变化：$W$ 太小时没有足够的 W 去填空隙。
 
 # %%
 def zero_bubble_explorer(fig, schedule, p, w):

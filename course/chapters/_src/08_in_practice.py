@@ -323,7 +323,7 @@ except DeadlockError as err:
 # | `W3` | `sW3` |
 # | `F3&B1`（重叠的一对） | 一个组合 action `(sF3;tB1)OVERLAP_F_B` |
 #
-# stage 编号取的是这个 stage 在 micro-batch 路线上的位置（交错调度里 rank 0 持有 stage 0 和 $p$，依此类推）。`course.torch_bridge.to_actions` 做这个转换；重叠的一对写成 torch 的 `_load_csv` 读得懂的组合 action。练习 `torch-actions` 要的是展开的写法：一对写成两个 action，先前向、后反向。
+# stage 编号取的是这个 stage 在 micro-batch 路线上的位置（交错调度里 rank 0 持有 stage 0 和 $p$，依此类推）。`course.torch_bridge.to_actions` 做这个转换；重叠的一对写成 torch 的 `_load_csv` 读得懂的组合 action；练习 `torch-actions` 要的也是这种写法。
 
 # %%
 for name in ("1f1b", "zb-h1"):
