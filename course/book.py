@@ -1,6 +1,6 @@
 """Execute the chapter notebooks and render them to static HTML for offline reading.
 
-    python -m course.book                 # every chapter -> _book/NN_name.html + _book/index.html
+    python -m course.book                 # every chapter -> _book/NN_name.html, _book/en/NN_name.html, index.html
     python -m course.book 01 02           # chapters whose file name starts with 01, 02
     python -m course.book --out DIR
 
@@ -20,13 +20,17 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-CHAPTERS_DIR = Path(__file__).resolve().parent / "chapters"
+from .chapter import EDITIONS
+
+CHAPTERS_DIR = EDITIONS["zh"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def chapters(prefixes: list[str] | None = None) -> list[Path]:
-    """Chapter notebooks NN_name.ipynb, optionally only those whose name starts with one of ``prefixes``."""
-    found = sorted(CHAPTERS_DIR.glob("[0-9][0-9]_*.ipynb"))
+def chapters(prefixes: list[str] | None = None, lang: str = "zh") -> list[Path]:
+    """The ``lang`` edition's chapter notebooks NN_name.ipynb, optionally only those whose name starts with one of
+    ``prefixes``."""
+    folder = CHAPTERS_DIR if lang == "zh" else CHAPTERS_DIR / lang     # the layout of course.chapter.EDITIONS
+    found = sorted(folder.glob("[0-9][0-9]_*.ipynb"))
     return [p for p in found if not prefixes or p.name.startswith(tuple(prefixes))]
 
 
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("prefixes", nargs="*", help="only chapters whose file name starts with these (e.g. 01 02)")
     ap.add_argument("--out", type=Path, default=Path("_book"), help="output folder (default: _book)")
     args = ap.parse_args(argv)
-    paths = chapters(args.prefixes)
+    paths = [p for lang in EDITIONS for p in chapters(args.prefixes, lang)]
     if not paths:
         print(f"no chapter matches {args.prefixes} in {CHAPTERS_DIR}", file=sys.stderr)
         return 2
@@ -90,13 +94,14 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(path.name)
             print(f"{path.name}: a cell failed, no HTML written:\n{err}", file=sys.stderr, flush=True)
             continue
-        target = args.out / f"{path.stem}.html"
+        target = args.out / path.relative_to(CHAPTERS_DIR).with_suffix(".html")   # en/ keeps its folder
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render(nb), encoding="utf-8")
-        entries.append((target.name, title_of(nb, path.stem)))
+        entries.append((target.relative_to(args.out).as_posix(), title_of(nb, path.stem)))
         print(f"{target}  ({seconds:.1f} s)", flush=True)
     items = "\n".join(f'<li><a href="{html.escape(href)}">{html.escape(title)}</a></li>' for href, title in entries)
     (args.out / "index.html").write_text(
-        f'<!doctype html><html lang="zh-CN"><meta charset="utf-8"><title>Pipeline parallelism course</title>'
+        f'<!doctype html><html><meta charset="utf-8"><title>Pipeline parallelism course</title>'
         f"<body><h1>Pipeline parallelism course</h1><ol>\n{items}\n</ol></body></html>\n", encoding="utf-8")
     print(args.out / "index.html")
     if failed:

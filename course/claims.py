@@ -3,15 +3,17 @@
 A chapter never writes a conclusion ("1F1B is more sensitive to latency", "always on rank 0") as a fixed string.
 It passes the sentence through :func:`claim` together with the condition that makes it true:
 
-    md(claim(lat_1f1b > lat_gpipe, f"1F1B 对延迟更敏感：多花 {lat_1f1b:g}，GPipe 只多 {lat_gpipe:g}。",
+    md(claim(lat_1f1b > lat_gpipe, text("latency-1f1b", lat_1f1b=lat_1f1b, lat_gpipe=lat_gpipe),
              lat_1f1b=lat_1f1b, lat_gpipe=lat_gpipe))
+
+(``text`` gives the chapter's run-time sentence in its edition's language, see ``course/chapter.py``.)
 
 If the numbers stop supporting the sentence, the notebook fails with the sentence and the numbers, so the prose
 cannot silently outlive a change of the simulator or of a parameter.  Measurements that vary from machine to
 machine (timings on the learner's laptop) must not fail there: they give ``otherwise``, the sentence for the other
 outcome, and the data pick the wording.
 
-A prediction is a markdown cell starting with ``**预测：**``, then a code cell where the learner assigns a guess
+A prediction is a markdown cell starting with ``**Predict:**`` (``**预测：**`` in Chinese), then a code cell where the learner assigns a guess
 (left as ``None`` by default), then the cells that compute the answer, then :func:`reveal`.
 """
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from .i18n import tr
 
 
 class ClaimError(AssertionError):
@@ -42,11 +46,12 @@ def reveal(guess: Any, answer: Any, explanation: str = "", *, rel_tol: float = 0
 
     ``guess`` of None means the learner skipped the prediction: the answer is shown all the same."""
     if guess is None:
-        verdict = f"你没有填预测。答案是 **{_fmt(answer)}**。"
+        verdict = tr("你没有填预测。答案是 **{a}**。", "You left the prediction empty. The answer is **{a}**. ")
     elif _matches(guess, answer, rel_tol):
-        verdict = f"你的预测 **{_fmt(guess)}** 对了（答案 {_fmt(answer)}）。"
+        verdict = tr("你的预测 **{g}** 对了（答案 {a}）。", "Your prediction **{g}** is right (answer: {a}). ")
     else:
-        verdict = f"你的预测是 **{_fmt(guess)}**，答案是 **{_fmt(answer)}**。"
+        verdict = tr("你的预测是 **{g}**，答案是 **{a}**。", "You predicted **{g}**; the answer is **{a}**. ")
+    verdict = verdict.format(g=_fmt(guess), a=_fmt(answer))
     return verdict + explanation
 
 

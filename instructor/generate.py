@@ -59,6 +59,7 @@ load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 
 sys.path.insert(0, str(ROOT))   # the repository, so that the exercise catalogue imports as `practice.exercises`
 from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
+from course.i18n import set_language  # noqa: E402
 
 
 def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Problem]:
@@ -162,6 +163,7 @@ def main(argv=None) -> int:
     parser.add_argument("--solutions", type=Path, default=ROOT / "solutions")
     parser.add_argument("--out", type=Path, default=SOURCE, help="default: instructor/source")
     args = parser.parse_args(argv)
+    set_language("zh")     # the generated files must not depend on the locale of whoever generates them
     try:
         files = render(args.problems, args.solutions)
     except (JudgeError, ValueError, OSError) as e:

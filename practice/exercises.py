@@ -16,21 +16,28 @@ import ast
 import hashlib
 import os
 import re
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 PRACTICE = Path(__file__).resolve().parent
 REPO = PRACTICE.parent
+if str(REPO) not in sys.path:      # the judge runs as a script; course.i18n and course.twins are the repository's
+    sys.path.insert(0, str(REPO))
+
+from course import twins  # noqa: E402
+from course.i18n import LANGS, language, tr  # noqa: E402
 PROBLEMS = PRACTICE / "problems"
 SOLUTIONS = REPO / "solutions"
 TEST_FILES = ("test_public.py", "test_hidden.py")
 DEFAULT_TIMEOUT = 10.0
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-KINDS = {"derive": "推导题 (derive)", "design": "设计题 (design)", "implement": "实现题 (implement)"}
+KINDS = {"derive": ("推导题", "derive"), "design": ("设计题", "design"), "implement": ("实现题", "implement")}
 # What the grading trusts besides the test files (paths from the repository root).
 TRUSTED_FILES = ("practice/exercises.py", "practice/sandbox.py", "practice/checker.py", "practice/learner.py",
-                 "practice/wire.py", "practice/judge.py", "course/checks.py", "course/live_checks.py")
+                 "practice/wire.py", "practice/judge.py", "course/checks.py", "course/live_checks.py",
+                 "course/i18n.py", "course/twins.py")
 
 
 class JudgeError(Exception):
@@ -39,18 +46,33 @@ class JudgeError(Exception):
 
 @dataclass
 class Problem:
+    """One exercise.  Its title, section and statement exist in every language of ``course.i18n.LANGS``; the
+    plain attributes give them in the language of the moment (``--lang`` / ``COURSE_LANG``)."""
+
     slug: str
-    title: str
+    titles: dict[str, str]
     chapter: int
     points: int
     requires: list[str]
     timeout: float     # seconds per test file
-    statement: str
+    statements: twins.Twins   # the statement in both languages, with its stamps (see course/twins.py)
     dir: Path
     solution: Path
-    section: str       # the chapter section it practises, e.g. "第 2 章 §4：GPipe 与 1F1B"
+    sections: dict[str, str]   # the chapter section it practises, e.g. "Chapter 2 §4: GPipe and 1F1B"
     difficulty: int    # 1 (a warm-up) .. 3 (the hardest)
     kind: str          # "derive" (find a rule or formula), "design" (build something graded by properties), "implement"
+
+    @property
+    def title(self) -> str:
+        return self.titles[language()]
+
+    @property
+    def section(self) -> str:
+        return self.sections[language()]
+
+    @property
+    def statement(self) -> str:
+        return self.statements.bodies[language()] + "\n"
 
     @property
     def starter(self) -> Path:
@@ -78,7 +100,9 @@ class Problem:
     @property
     def header(self) -> str:
         """One line for a statement's top: chapter section, difficulty, points."""
-        return f"{self.section} · {KINDS[self.kind]} · 难度 (difficulty) {self.stars} · {self.points} 分"
+        kind = KINDS[self.kind][LANGS.index(language())]
+        return tr(f"{self.section} · {kind} · 难度 {self.stars} · {self.points} 分",
+                  f"{self.section} · {kind} · difficulty {self.stars} · {self.points} points")
 
 
 @dataclass(frozen=True)
@@ -171,10 +195,12 @@ def parse_front_matter(text: str, where: str) -> tuple[dict, str]:
 
 
 def load_problem(directory: Path, solutions: Path = SOLUTIONS) -> Problem:
+    """One exercise from ``problem.md``: front matter (``title`` and ``section`` in Chinese, ``title_en`` and
+    ``section_en`` in English, ...), then the statement as ``~~ zh`` / ``~~ en`` twins (course/twins.py)."""
     where = f"{directory.name}/problem.md"
     meta, body = parse_front_matter((directory / "problem.md").read_text(encoding="utf-8"), where)
-    for key, kind in (("title", str), ("chapter", int), ("section", str), ("difficulty", int), ("points", int),
-                      ("requires", list)):
+    for key, kind in (("title", str), ("title_en", str), ("chapter", int), ("section", str), ("section_en", str),
+                      ("difficulty", int), ("points", int), ("requires", list)):
         if not isinstance(meta.get(key), kind):
             raise ValueError(f"{where}: front matter needs {key} ({kind.__name__}), got {meta.get(key)!r}")
     if not 1 <= meta["chapter"] <= 8:
@@ -186,9 +212,20 @@ def load_problem(directory: Path, solutions: Path = SOLUTIONS) -> Problem:
     timeout = meta.get("timeout", DEFAULT_TIMEOUT)
     if type(timeout) not in (int, float) or not timeout > 0:
         raise ValueError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
-    return Problem(directory.name, meta["title"], meta["chapter"], meta["points"], meta["requires"],
-                   float(timeout), body, directory, solutions / f"{directory.name}.py", meta["section"],
-                   meta["difficulty"], meta["kind"])
+    statements = twins.parse(body.splitlines(), where)
+    missing = [lang for lang in LANGS if not statements.bodies.get(lang, "").strip()]
+    if missing:
+        raise ValueError(f"{where}: no {' or '.join(missing)} statement (open each with a '~~ zh' / '~~ en' line)")
+    return Problem(directory.name, {"zh": meta["title"], "en": meta["title_en"]}, meta["chapter"], meta["points"],
+                   meta["requires"], float(timeout), statements, directory, solutions / f"{directory.name}.py",
+                   {"zh": meta["section"], "en": meta["section_en"]}, meta["difficulty"], meta["kind"])
+
+
+def stamp_statement(problem: Problem) -> None:
+    """Record in ``problem.md`` that its two statements say the same now (see course/twins.py)."""
+    path = problem.dir / "problem.md"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(twins.restamp(lines, problem.statements)) + "\n", encoding="utf-8")
 
 
 def load_problems(problems: Path = PROBLEMS, solutions: Path = SOLUTIONS) -> list[Problem]:
@@ -260,19 +297,22 @@ def _recorded(problems_dir: Path) -> dict[str, str]:
 
 
 def stale_sources(problems: list[Problem], problems_dir: Path = PROBLEMS) -> list[str]:
-    """What ``sync`` would change: out-of-date starters and checksums (also tampered test or judge files)."""
+    """What ``sync`` would change (out-of-date starters and checksums, also tampered test or judge files) and the
+    statements whose two languages drifted apart (``sync --stamp SLUG`` records that they match again)."""
     stale = []
     for p in problems:
+        stale += [f"{line} (then: judge.py sync --stamp {p.slug})" for line in p.statements.problems()]
         if not p.solution.is_file():
             stale.append(f"{p.slug}: missing solution {p.solution}")
         elif not p.starter.is_file() or p.starter.read_text() != make_starter(p.solution.read_text()):
-            stale.append(f"{p.slug}/starter.py is not derived from solutions/{p.slug}.py")
+            stale.append(f"{p.slug}/starter.py is not derived from solutions/{p.slug}.py (run: judge.py sync)")
     sums = problems_dir / "SHA256SUMS"
     if not sums.is_file() or sums.read_text() != checksums(problems):
         recorded = _recorded(problems_dir)
         changed = [name for name, path in guarded_files(problems)
                    if recorded.get(name) != hashlib.sha256(path.read_bytes()).hexdigest()]
-        stale.append(f"{sums.name} does not match the test files ({', '.join(changed[:4]) or 'extra lines'})")
+        stale.append(f"{sums.name} does not match the test files ({', '.join(changed[:4]) or 'extra lines'}; "
+                     "run: judge.py sync)")
     return stale
 
 

@@ -8,6 +8,10 @@
     python practice/judge.py check                every solution passes, every starter fails (CI)
     python practice/judge.py doctor               what can run here (torch, gloo, cores)
     python practice/judge.py sync [--check]       regenerate starters and checksums (--check: only name what is stale)
+    python practice/judge.py sync --stamp SLUG    record that SLUG's Chinese and English statements say the same
+
+--lang zh|en (default: COURSE_LANG, else the locale) sets the language of statements, verdicts, hints and the score
+line; the checker processes inherit it.
 
 The exercises are read by practice/exercises.py; each test file runs in a trusted checker process while the
 submission runs in a separate, contained learner process (practice/sandbox.py, practice/checker.py,
@@ -29,9 +33,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the repository: `practice` and `course`
 
+from course.i18n import LANGS, set_language  # noqa: E402
 from practice import sandbox  # noqa: E402
 from practice.exercises import (PRACTICE, PROBLEMS, SOLUTIONS, TEST_FILES, JudgeError, TestFile,  # noqa: E402
-                                checksums, find, load_problems, make_starter, read_tests, stale_sources)
+                                checksums, find, load_problems, make_starter, read_tests, stale_sources,
+                                stamp_statement)
 from practice.sandbox import Grade, grade, print_grade, run_test_file  # noqa: E402
 
 
@@ -143,10 +149,15 @@ def cmd_check(problems, args) -> int:
 
 
 def cmd_sync(problems, args) -> int:
+    if args.stamp:
+        for slug in args.stamp:
+            stamp_statement(find(problems, slug))
+            print(f"stamped {slug}/problem.md")
+        return 0
     if args.check:   # write nothing: name what is stale
         stale = stale_sources(problems, args.problems)
         for line in stale:
-            print(f"out of date: {line} (run: .venv/bin/python practice/judge.py sync)")
+            print(f"out of date: {line}")
         return 1 if stale else 0
     for p in problems:
         text = make_starter(p.solution.read_text(encoding="utf-8"))
@@ -192,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=max(1, os.cpu_count() or 1),
                         help="test files run at once (default: cores)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--lang", choices=LANGS, help="language of statements and messages "
+                        "(default: COURSE_LANG, else the locale)")
     parser.add_argument("--timeout", type=float, help="seconds per test file, for every exercise "
                         "(default: each exercise's own limit)")
     sub = parser.add_subparsers(dest="command")
@@ -203,10 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     c = sub.add_parser("check", help="every solution passes and every starter fails")
     c.add_argument("slugs", nargs="*", help="only these exercises")
-    sub.add_parser("sync", help="regenerate starters and checksums").add_argument(
-        "--check", action="store_true", help="write nothing; exit 1 naming what is out of date")
+    sync = sub.add_parser("sync", help="regenerate starters and checksums")
+    sync.add_argument("--check", action="store_true", help="write nothing; exit 1 naming what is out of date")
+    sync.add_argument("--stamp", nargs="+", metavar="SLUG", help="record that these exercises' zh and en "
+                      "statements say the same")
     sub.add_parser("doctor", help="what can run here")
     args = parser.parse_args(argv)
+    if args.lang:
+        set_language(args.lang)
+        os.environ["COURSE_LANG"] = args.lang      # the checker and learner processes speak it too
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.timeout is not None and not 0 < args.timeout < 24 * 3600:

@@ -1,4 +1,5 @@
-"""Every chapter notebook: committed clean, shaped like a chapter, executes headless, and its widgets work.
+"""Every chapter notebook, in both editions: committed clean, shaped like a chapter, the two editions one chapter,
+the glossary followed, executes headless, and its widgets work.
 
 Executing a notebook alone proves little about its widgets: ``interactive_output`` prints a redraw's exception into
 the widget's Output and carries on.  So after the chapter's own cells, the same kernel runs
@@ -10,21 +11,27 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from course.book import CHAPTERS_DIR, chapters, execute
+from course.chapter import GLOSSARY, HAN, MARKERS, SOURCES, parse_source
+from course.i18n import LANGS
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = chapters()
+EDITIONS = [(lang, path) for lang in LANGS for path in chapters(lang=lang)]
 PROBLEMS = ROOT / "practice" / "problems"
 JUDGE_START = re.compile(r"python practice/judge\.py start ([a-z0-9][a-z0-9-]*)")
 CHECK_TAG = "WIDGET-CHECK "
 CHECK_CELL = ("import json as _json, course.widgets as _widgets\n"
               f"print({CHECK_TAG!r} + _json.dumps(_widgets.check_all()))")
-ids = [p.stem for p in CHAPTERS]
+ids = [f"{lang}-{p.stem}" for lang, p in EDITIONS]
+STEMS = sorted(p.stem for p in SOURCES.glob("[0-9][0-9]_*.py"))
 
 
 def read(path: Path) -> nbformat.NotebookNode:
@@ -37,38 +44,39 @@ def text_of(nb) -> str:
     return "\n".join(c.source for c in nb.cells)
 
 
-def test_chapters_exist():
-    assert CHAPTERS, f"no chapter notebooks (NN_name.ipynb) in {CHAPTERS_DIR}"
+def edition(lang: str, stem: str) -> Path:
+    return (CHAPTERS_DIR if lang == "zh" else CHAPTERS_DIR / lang) / f"{stem}.ipynb"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
-def test_committed_without_outputs(path):
+def test_chapters_exist_in_both_editions():
+    for lang in LANGS:
+        assert [p.stem for p in chapters(lang=lang)] == STEMS, f"the {lang} edition does not hold every chapter"
+
+
+@pytest.mark.parametrize("lang,path", EDITIONS, ids=ids)
+def test_committed_without_outputs(lang, path):
     nb = read(path)
     dirty = [i for i, c in enumerate(nb.cells)
              if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
     assert not dirty, f"{path.name}: code cells {dirty} carry outputs or execution counts; strip them before committing"
+    assert nb.metadata.get("course") == {"chapter": path.stem, "lang": lang}, f"{path}: no edition metadata"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
-def test_chapter_shape(path):
+@pytest.mark.parametrize("lang,path", EDITIONS, ids=ids)
+def test_chapter_shape(lang, path):
     nb = read(path)
     head = [c for c in nb.cells[:4] if c.cell_type == "markdown"]
-    selftest = [c for c in head if "自测" in c.source]
-    assert selftest, f"{path.name}: no 自测 (self-test) markdown cell among the first four cells"
-    assert "<details>" in selftest[0].source, f"{path.name}: the self-test's answers must be folded in <details>"
+    selftest = [c for c in head if MARKERS["selftest"][lang] in c.source]
+    assert selftest, f"{path}: no {MARKERS['selftest'][lang]} markdown cell among the first four cells"
+    assert "<details>" in selftest[0].source, f"{path}: the self-test's answers must be folded in <details>"
     text = text_of(nb)
-    assert "怎么讲清楚" in text, f"{path.name}: no closing 怎么讲清楚 summary"
-    assert "explore(" in text, f"{path.name}: no widget built with course.widgets.explore"
+    assert MARKERS["summary"][lang] in text, f"{path}: no closing {MARKERS['summary'][lang]!r} summary"
+    assert "explore(" in text, f"{path}: no widget built with course.widgets.explore"
     slugs = JUDGE_START.findall(text)
-    assert slugs, f"{path.name}: no exercise line 'python practice/judge.py start <slug>'"
+    assert slugs, f"{path}: no exercise line 'python practice/judge.py start <slug>'"
     if PROBLEMS.is_dir():
         missing = sorted({s for s in slugs if not (PROBLEMS / s).is_dir()})
-        assert not missing, f"{path.name}: exercises {missing} have no directory in practice/problems/"
-
-
-PREDICT = "**预测：**"
-TASK = "**任务：**"
-GLOSSARY = CHAPTERS_DIR / "glossary.md"
+        assert not missing, f"{path}: exercises {missing} have no directory in practice/problems/"
 
 
 def prompts_and_answers(nb, marker: str, prefix: str) -> list[tuple[int, str | None]]:
@@ -83,63 +91,204 @@ def prompts_and_answers(nb, marker: str, prefix: str) -> list[tuple[int, str | N
     return found
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
-def test_predict_then_check(path):
-    """At least three predictions: a 预测 prompt, a code cell where the learner's guess starts as None, and a
+@pytest.mark.parametrize("lang,path", EDITIONS, ids=ids)
+def test_predict_then_check(lang, path):
+    """At least three predictions: a Predict prompt, a code cell where the learner's guess starts as None, and a
     later cell that reveals the computed answer next to that guess."""
     nb = read(path)
-    found = prompts_and_answers(nb, PREDICT, "guess")
-    assert len(found) >= 3, f"{path.name}: {len(found)} markdown cells start with {PREDICT}; a chapter needs >= 3"
+    marker = MARKERS["predict"][lang]
+    found = prompts_and_answers(nb, marker, "guess")
+    assert len(found) >= 3, f"{path}: {len(found)} markdown cells start with {marker}; a chapter needs >= 3"
     for i, name in found:
-        assert name, (f"{path.name}: the cell after the prediction prompt at cell {i} must be a code cell "
+        assert name, (f"{path}: the cell after the prediction prompt at cell {i} must be a code cell "
                       "assigning the learner's guess, e.g. `guess_peak = None`")
         later = "\n".join(c.source for c in nb.cells[i + 2:] if c.cell_type == "code")
-        assert re.search(rf"reveal\(\s*{name}\b", later), f"{path.name}: no reveal({name}, ...) after cell {i}"
+        assert re.search(rf"reveal\(\s*{name}\b", later), f"{path}: no reveal({name}, ...) after cell {i}"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
-def test_every_widget_has_a_checkable_task(path):
-    """Each explorer comes with a 任务 whose answer the learner enters (answer_... = None) and a cell checks."""
+@pytest.mark.parametrize("lang,path", EDITIONS, ids=ids)
+def test_every_widget_has_a_checkable_task(lang, path):
+    """Each explorer comes with a Task whose answer the learner enters (answer_... = None) and a cell checks."""
     nb = read(path)
     widgets = sum(len(re.findall(r"^\s*(?:\w+\s*=\s*)?explore\(", c.source, re.M))
                   for c in nb.cells if c.cell_type == "code")
-    tasks = prompts_and_answers(nb, TASK, "answer")
-    assert len(tasks) >= widgets, f"{path.name}: {widgets} widgets but {len(tasks)} {TASK} cells"
+    tasks = prompts_and_answers(nb, MARKERS["task"][lang], "answer")
+    assert len(tasks) >= widgets, f"{path}: {widgets} widgets but {len(tasks)} {MARKERS['task'][lang]} cells"
     for i, name in tasks:
-        assert name, f"{path.name}: the cell after the task at cell {i} must assign `answer_... = None`"
+        assert name, f"{path}: the cell after the task at cell {i} must assign `answer_... = None`"
         later = "\n".join(c.source for c in nb.cells[i + 2:] if c.cell_type == "code")
-        assert re.search(rf"reveal\(\s*{name}\b", later), f"{path.name}: no reveal({name}, ...) after cell {i}"
+        assert re.search(rf"reveal\(\s*{name}\b", later), f"{path}: no reveal({name}, ...) after cell {i}"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
-def test_links_the_glossary_and_checks_its_claims(path):
+@pytest.mark.parametrize("lang,path", EDITIONS, ids=ids)
+def test_links_the_glossary_and_checks_its_claims(lang, path):
     nb = read(path)
-    text = text_of(nb)
     md_text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert "glossary.md" in md_text, f"{path.name}: no link to the glossary (glossary.md) in its markdown"
-    assert "claim(" in text, f"{path.name}: no sentence goes through course.claims.claim"
+    link = "glossary.md" if lang == "zh" else "../glossary.md"
+    assert f"]({link})" in md_text, f"{path}: no link to the glossary ({link}) in its markdown"
+    assert (path.parent / link).resolve() == GLOSSARY.resolve()
+    assert "claim(" in text_of(nb), f"{path}: no sentence goes through course.claims.claim"
 
 
-def glossary_rows() -> list[list[str]]:
-    rows = []
-    for line in GLOSSARY.read_text(encoding="utf-8").splitlines():
-        cols = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and len(cols) >= 3 and re.fullmatch(r"第 \d 章", cols[2]):
-            rows.append(cols)
-    return rows
+# --- the two editions are one chapter -------------------------------------------------------------------------
+
+COUNTED = {"claims": r"\bclaim\(", "reveals": r"\breveal\(", "widgets": r"\bexplore\(", "texts": r"\btext\("}
 
 
-def test_glossary_has_forty_terms_covering_every_chapter():
-    rows = glossary_rows()
-    assert len(rows) >= 40, f"{GLOSSARY.name}: {len(rows)} terms (中文 | English | 第 N 章 rows); need >= 40"
-    firsts = {int(r[2].split()[1]) for r in rows}
-    wanted = {int(p.name[:2]) for p in CHAPTERS}
+@pytest.mark.parametrize("stem", STEMS)
+def test_editions_in_parity(stem):
+    """The same code cells byte for byte and in order, the same prose cells (by id), and so the same claims,
+    predictions, tasks and widgets; each edition's prompts in its own language."""
+    zh, en = read(edition("zh", stem)), read(edition("en", stem))
+    code = {lang: [c.source for c in nb.cells if c.cell_type == "code"] for lang, nb in (("zh", zh), ("en", en))}
+    assert code["zh"] == code["en"], f"{stem}: the editions' code cells differ"
+    assert [c.id for c in zh.cells] == [c.id for c in en.cells], f"{stem}: the editions' cells differ in id or order"
+    for kind in ("predict", "task"):
+        counts = {lang: sum(c.cell_type == "markdown" and c.source.lstrip().startswith(MARKERS[kind][lang])
+                            for c in nb.cells) for lang, nb in (("zh", zh), ("en", en))}
+        assert counts["zh"] == counts["en"], f"{stem}: {kind} prompts {counts}"
+        positions = {lang: [c.id for c in nb.cells if c.cell_type == "markdown"
+                            and c.source.lstrip().startswith(MARKERS[kind][lang])] for lang, nb in (("zh", zh), ("en", en))}
+        assert positions["zh"] == positions["en"], f"{stem}: {kind} prompts sit in different cells: {positions}"
+    for name, pattern in COUNTED.items():
+        n = len(re.findall(pattern, "\n".join(code["zh"])))
+        assert name == "texts" or n, f"{stem}: no {name} at all"
+
+
+def prose(stem: str, lang: str) -> list[tuple[str, str]]:
+    """(cell id, body) of every prose and run-time text of ``stem`` in ``lang``."""
+    cells = parse_source((SOURCES / f"{stem}.py").read_text(encoding="utf-8"), stem)
+    return [(c.id, c.twins.bodies.get(lang, "")) for c in cells if c.twins is not None]
+
+
+QUOTED_ZH = re.compile(r'<span lang="zh">.*?</span>', re.S)     # a clearly marked Chinese quotation
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_english_edition_has_no_chinese(stem):
+    for cell_id, body in prose(stem, "en"):
+        hit = HAN.search(QUOTED_ZH.sub("", body))
+        assert not hit, (f"{stem}: English text of cell {cell_id} holds Chinese "
+                         f"({body[max(0, hit.start() - 30):hit.end() + 30]!r}); quote it in <span lang=\"zh\">...</span>")
+
+
+def paragraphs(body: str) -> list[str]:
+    body = re.sub(r"```.*?```", "", body, flags=re.S)
+    return [p for p in re.split(r"\n\s*\n", body) if p.strip()]
+
+
+def words_outside_markup(text: str) -> list[str]:
+    text = re.sub(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|<[^>]+>|\]\([^)]*\)|\{[^}]*\}", " ", text, flags=re.S)
+    return re.findall(r"[A-Za-z][A-Za-z'-]+", text)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_chinese_edition_has_no_untranslated_paragraph(stem):
+    """Chinese prose keeps English terms, never whole English sentences: a paragraph of six or more English words
+    and no Chinese at all was left untranslated (tables and headings of figures count too)."""
+    for cell_id, body in prose(stem, "zh"):
+        for par in paragraphs(body):
+            words = words_outside_markup(par)
+            assert HAN.search(par) or len(words) < 6, (f"{stem}: Chinese text of cell {cell_id} has an English "
+                                                       f"paragraph: {par[:120]!r}")
+
+
+# --- the glossary ---------------------------------------------------------------------------------------------
+
+def glossary_table(title: str) -> list[list[str]]:
+    """The rows (without header) of the glossary's table under the heading that starts with ``title``."""
+    text = GLOSSARY.read_text(encoding="utf-8")
+    section = re.search(rf"^## {re.escape(title)}.*?$(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert section, f"{GLOSSARY.name}: no section '## {title}'"
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in section.group(1).splitlines()
+            if ln.startswith("|")]
+    return [r for r in rows[2:]]          # skip the header and its |---| line
+
+
+def test_glossary_has_both_languages_and_covers_every_chapter():
+    rows = glossary_table("Terms")
+    assert len(rows) >= 60, f"{GLOSSARY.name}: {len(rows)} terms; need >= 60"
+    for row in rows:
+        assert len(row) == 5 and all(row), f"{GLOSSARY.name}: row {row} needs English, 中文, ch, definition, 说明"
+        assert not HAN.search(row[0] + row[3]), f"{GLOSSARY.name}: Chinese in the English columns of {row}"
+        assert HAN.search(row[4]), f"{GLOSSARY.name}: no Chinese definition in {row}"
+    firsts = {int(r[2]) for r in rows}
+    wanted = {int(s[:2]) for s in STEMS}
     assert wanted <= firsts, f"{GLOSSARY.name}: no term first used in chapter(s) {sorted(wanted - firsts)}"
-    english = [r[1].lower() for r in rows]
+    english = [r[0].lower() for r in rows]
     dupes = sorted({e for e in english if english.count(e) > 1})
     assert not dupes, f"{GLOSSARY.name}: terms listed twice: {dupes}"
-    for term in ("bubble", "rank", "makespan", "micro-batch"):
-        assert any(term in e for e in english), f"{GLOSSARY.name}: no row for {term}"
+
+
+def glossary_words() -> set[str]:
+    """Every word the glossary's English columns and names table use, lower case."""
+    words = set()
+    for row in glossary_table("Terms") + glossary_table("Names"):
+        words |= {w.lower() for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9+\-_.&]*[A-Za-z0-9+]|[A-Za-z]", row[0])}
+    return words
+
+
+def terms_in(text: str) -> set[str]:
+    """The English terms a Chinese text uses outside code, maths and markup, lower case."""
+    text = re.sub(r"```.*?```|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|<[^>]+>|\]\([^)]*\)|\{[^}]*\}", " ", text, flags=re.S)
+    return {t.lower() for t in re.findall(r"[A-Za-z0-9][A-Za-z0-9+\-_.&]*[A-Za-z0-9+]|[A-Za-z]", text)
+            if re.search("[A-Za-z]", t)}
+
+
+COMMON = {"a", "et", "al", "for", "in", "and", "of", "the", "to", "vs", "bug", "id", "api", "x", "n", "k", "i", "t"}
+
+
+def test_terms_used_in_two_chapters_are_in_the_glossary():
+    seen: dict[str, set[str]] = {}
+    for stem in STEMS:
+        for term in terms_in("\n".join(body for _, body in prose(stem, "zh"))):
+            seen.setdefault(term, set()).add(stem[:2])
+    known = glossary_words() | COMMON
+    missing = sorted(t for t, where in seen.items() if len(where) >= 2 and t not in known)
+    assert not missing, f"{GLOSSARY.name}: English terms used in two or more chapters without a row: {missing}"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_chapters_use_the_glossarys_words(stem):
+    """One term per idea: the words the glossary rules out appear in no chapter (both languages)."""
+    bans = glossary_table("Words we do not use")
+    for lang in LANGS:
+        for cell_id, body in prose(stem, lang):
+            for ban_lang, pattern, instead in bans:
+                if ban_lang == lang:
+                    hit = re.search(pattern, body, re.I)
+                    assert not hit, f"{stem}: {lang} cell {cell_id} writes {hit.group(0)!r}; the glossary says {instead}"
+
+
+# --- one source: the drift check ------------------------------------------------------------------------------
+
+def test_a_stale_twin_fails_the_check_and_is_named(tmp_path):
+    """Edit one language of one cell in a copy: ``build.py --check`` (what ``make check`` runs) names the chapter,
+    the cell and the language to update, for an edit on either side; re-stamping clears it."""
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "course", copy / "course", ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
+    stem = STEMS[0]
+    source = copy / "course" / "chapters" / "_src" / f"{stem}.py"
+    cells = [c for c in parse_source(source.read_text(encoding="utf-8"), stem) if c.kind == "markdown"]
+    target = cells[1]
+    build = [sys.executable, str(copy / "course" / "chapters" / "_src" / "build.py")]
+    original = source.read_text(encoding="utf-8")
+    for lang, other in (("zh", "en"), ("en", "zh")):
+        lines = original.splitlines()
+        marker = next(i for i in range(target.start, target.start + len(target.lines))
+                      if lines[i].startswith(f"# ~~ {lang} "))
+        lines[marker + 1] += " (edited)"
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        proc = subprocess.run([*build, "--check", stem[:2]], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert (f"{stem}: markdown cell {target.id}: the {lang} text changed since its {other} twin was last matched"
+                in proc.stdout), proc.stdout
+    source.write_text(original, encoding="utf-8")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "course/chapters/_src/build.py --check" in makefile, "make check no longer runs the drift check"
+    source.write_text(source.read_text(encoding="utf-8").replace("# %%\n", "# %%\nx = '中文'\n", 1), encoding="utf-8")
+    proc = subprocess.run([*build, "--check", stem[:2]], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "holds prose" in proc.stdout, proc.stdout
 
 
 def test_a_guarded_sentence_that_turns_false_fails_the_notebook(tmp_path):
@@ -159,11 +308,17 @@ def test_a_guarded_sentence_that_turns_false_fails_the_notebook(tmp_path):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("path", CHAPTERS, ids=ids)
-def test_executes_and_widgets_react(path, capsys):
+@pytest.mark.parametrize("lang,path", EDITIONS, ids=ids)
+def test_executes_and_widgets_react(lang, path, capsys):
     nb, elapsed = execute(path, extra_code=CHECK_CELL)   # raises CellExecutionError naming the failing cell
     with capsys.disabled():
-        print(f"\n[chapter timing] {path.name}: executed in {elapsed:.1f} s")
+        print(f"\n[chapter timing] {lang}/{path.name}: executed in {elapsed:.1f} s")
+    if lang == "en":     # what the English edition printed is English too: library messages follow the edition
+        for i, cell in enumerate(nb.cells):
+            for out in cell.get("outputs", []):
+                shown = out.get("text", "") + str(out.get("data", {}).get("text/markdown", ""))
+                hit = HAN.search(shown)
+                assert not hit, f"{path}: cell {i} printed Chinese: {shown[max(0, hit.start() - 40):hit.end() + 40]!r}"
 
     out = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
     line = next((ln for ln in out.splitlines() if ln.startswith(CHECK_TAG)), None)

@@ -41,8 +41,24 @@ def test_every_exercise_is_linked_from_its_own_chapter_only():
 
 def test_statements_say_how_they_are_checked_and_which_section_they_practise():
     for p in PROBLEMS:
-        assert p.section.startswith(f"第 {p.chapter} 章"), f"{p.slug}: section {p.section!r} is not in its chapter"
-        assert "怎么判" in p.statement or "判分" in p.statement, f"{p.slug}: the statement does not say how it is checked"
+        zh, en = p.statements.bodies["zh"], p.statements.bodies["en"]
+        assert p.sections["zh"].startswith(f"第 {p.chapter} 章"), f"{p.slug}: section {p.sections['zh']!r}"
+        assert p.sections["en"].startswith(f"Chapter {p.chapter} "), f"{p.slug}: section {p.sections['en']!r}"
+        assert "怎么判" in zh or "判分" in zh, f"{p.slug}: the Chinese statement does not say how it is checked"
+        assert re.search(r"how (it|this|your \w+) (is|are) (checked|graded)|graded by|checked by", en, re.I), \
+            f"{p.slug}: the English statement does not say how it is checked"
+
+
+def test_statements_exist_in_both_languages_and_match():
+    """Each statement in Chinese and in English, the English free of Chinese, both stamped as saying the same
+    (course/twins.py; `judge.py sync --stamp SLUG` after checking a translation)."""
+    han = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
+    for p in PROBLEMS:
+        assert han.search(p.titles["zh"] + p.statements.bodies["zh"]), f"{p.slug}: no Chinese statement"
+        english = p.titles["en"] + p.sections["en"] + p.statements.bodies["en"]
+        hit = han.search(english)
+        assert not hit, f"{p.slug}: Chinese in the English statement: {english[max(0, hit.start() - 30):hit.end() + 30]!r}"
+        assert p.statements.problems() == [], p.statements.problems()
 
 
 def test_points_follow_difficulty():

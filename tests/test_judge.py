@@ -60,7 +60,7 @@ def test_catalogue_covers_every_chapter():
     for slug, chapter in REQUIRED.items():
         assert by_slug[slug].chapter == chapter, slug
     for p in problems:
-        assert p.points > 0 and p.title and re.search(r"[\u4e00-\u9fff]", p.statement), p.slug
+        assert p.points > 0 and p.titles["en"] and re.search(r"[\u4e00-\u9fff]", p.statements.bodies["zh"]), p.slug
         assert (p.dir / "test_public.py").is_file() and (p.dir / "test_hidden.py").is_file(), p.slug
         assert "### BEGIN SOLUTION" in p.solution.read_text(), p.slug
 

@@ -26,13 +26,15 @@ def test_a_stale_chapter_is_named(tmp_path, monkeypatch):
     import build
 
     source = tmp_path / "09_extra.py"
-    source.write_text("# %% [markdown]\n# 标题\n\n# %%\nx = 1\n")
-    monkeypatch.setattr(build, "OUT", tmp_path)
-    assert build.stale([source]) == [tmp_path / "09_extra.ipynb"]   # missing
+    source.write_text("# %% [markdown] title\n# ~~ zh\n# 标题\n# ~~ en\n# Title\n\n# %%\nx = 1\n")
+    monkeypatch.setattr(build, "EDITIONS", {"zh": tmp_path, "en": tmp_path / "en"})
+    build.stamp(source, [])
+    both = [tmp_path / "09_extra.ipynb", tmp_path / "en" / "09_extra.ipynb"]
+    assert build.stale([source]) == both   # missing
     build.build(source)
     assert build.stale([source]) == []
     source.write_text(source.read_text() + "y = 2\n")
-    assert build.stale([source]) == [tmp_path / "09_extra.ipynb"]   # changed source
+    assert build.stale([source]) == both   # changed code: both editions
 
 
 def test_a_stale_starter_is_named(tmp_path):
