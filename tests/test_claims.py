@@ -2,7 +2,7 @@
 
 import pytest
 
-from course.claims import ClaimError, claim, reveal
+from course.claims import ClaimError, bootstrap, claim, reveal, sweep
 from course.i18n import set_language
 
 
@@ -43,3 +43,33 @@ def test_reveal_speaks_the_language_of_the_edition():
         assert reveal(3, 10, "Because.").endswith("the answer is **10**. Because.")
     finally:
         set_language(None)
+
+
+def test_sweep_finds_where_a_rule_drawn_from_few_rows_breaks():
+    """'B > W' looks like the rule on rows with F = 1; over a range of F it breaks, and the sweep names a point."""
+    true_rule = sweep(lambda f, b, w: (b > min(f, w)) == (b > min(f, w)), {"f": (0.5, 2.0), "b": (0.5, 2.0),
+                                                                           "w": (0.5, 2.0)}, n=200)
+    assert true_rule.holds and true_rule.checked == 200 + 8
+    wrong = sweep(lambda f, b, w: (b > w) == (b > min(f, w)), {"f": (0.5, 2.0), "b": (0.5, 2.0), "w": (0.5, 2.0)},
+                  n=200, seed=3)
+    assert not wrong.holds
+    bad = wrong.figures()
+    assert bad["broken"] == len(wrong.counterexamples) and not (bad["b"] > bad["w"]) == (bad["b"] > min(bad["f"], bad["w"]))
+    with pytest.raises(ClaimError, match="broken="):
+        claim(wrong.holds, "the rule holds", **wrong.figures())
+    ints = sweep(lambda p, m: isinstance(p, int) and 2 <= p <= 8 and m in (1, 4), {"p": (2, 8), "m": [1, 4]}, n=50)
+    assert ints.holds
+
+
+def test_bootstrap_interval_covers_the_statistic_and_shrinks_with_more_data():
+    import statistics
+
+    few = [float(x % 7) for x in range(20)]
+    many = few * 20
+    lo, hi = bootstrap(few, statistics.median, seed=1)
+    assert lo <= statistics.median(few) <= hi
+    lo2, hi2 = bootstrap(many, statistics.mean, seed=1)
+    assert hi2 - lo2 < hi - lo or (hi - lo) == 0
+    assert bootstrap([5.0], statistics.mean) == (5.0, 5.0)
+    with pytest.raises(ValueError):
+        bootstrap([], statistics.mean)
