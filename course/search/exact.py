@@ -11,7 +11,7 @@ from ..plan import Op
 from ..sim_compiled import CompiledPlan
 from ..validation import check_counts, check_positive_number
 from .heuristic import heuristic
-from .problem import EPS, Problem, SearchResult, evaluate, lower_bound
+from .problem import EPS, Problem, SearchResult, evaluate, lower_bound, memory_change
 
 EXACT_MAX_OPS_WITHOUT_LIMIT = 48        # p x m above which --exact needs an explicit time limit
 DEFAULT_WORKERS = 2                     # CP-SAT workers: the CI machines have 2 cores
@@ -84,8 +84,8 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
             if i > 0:                                      # each kind in micro-batch order (module doc)
                 for k in "FBW":
                     model.Add(start[k, i, s] >= end[k, i - 1, s])
-        # Memory: F allocates qm at its start, B frees (1 - w_mem) qm at its end, W the rest at its end.
-        b_free = round((1 - problem.w_mem) * qm)
+        # Memory (memory_change, scaled by qm): F allocates at its start, B and W free at their ends.
+        b_free = round(-memory_change("B", problem.w_mem) * qm)
         times, changes = [], []
         for i in range(m):
             times += [start["F", i, s], end["B", i, s], end["W", i, s]]

@@ -106,15 +106,22 @@ def make_plan(orders: Sequence[Sequence[Op]], m: int, name: str = "search") -> P
     return Plan([[x if type(x) is Op else Op(*x) for x in o] for o in orders], m, name=name)
 
 
+# ---- the memory rule: the one place the search counts activations ------------------------------------------
+
+def memory_change(kind: str, w_mem: float) -> float:
+    """What one op does to its rank's activations, in micro-batches of the rank's stage: F allocates one, B frees
+    ``1 - w_mem`` of it, W the remaining ``w_mem`` (the simulator's rule, ``Timeline.peak_activations``).  Every
+    method of the search counts memory through this function."""
+    return 1.0 if kind == "F" else -(1.0 - w_mem) if kind == "B" else -w_mem
+
+
 def peak_levels(order: Sequence[Op], w_mem: float) -> float:
     """The highest memory level a rank reaches running ``order`` (the order decides it, see the module doc)."""
+    change = {kind: memory_change(kind, w_mem) for kind in "FBW"}
     level = peak = 0.0
     for op in order:
-        if op[0] == "F":
-            level += 1.0
-            peak = max(peak, level)
-        else:
-            level -= (1.0 - w_mem) if op[0] == "B" else w_mem
+        level += change[op[0]]
+        peak = max(peak, level)
     return peak
 
 
