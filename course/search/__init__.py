@@ -8,15 +8,17 @@ memory at any instant depends on its *order* only: the level when the k-th op st
 allocated minus what they freed.  The cap ``max_activations`` bounds that level on every rank at every instant.
 Goal: the order that minimises one iteration's makespan (first start to last end).
 
-Two methods, one answer (``SearchResult``):
+Two methods, one answer (``SearchResult``), in one module each beside the problem they share (``problem``: the
+inputs, the answer, the memory rule ``memory_change``, as-soon-as-possible timing, the lower bound):
 
-- ``heuristic``: list scheduling in the spirit of the Zero Bubble heuristic, run in several variants (how
-  eagerly forwards fill memory, whether a forward may delay a backward that is about to arrive, when W's
-  fill gaps), plus the hand-made ZB-H1 and ZB-H2 where they fit; candidates are ranked by their
-  as-soon-as-possible makespan (the simulator's rule, computed cheaply here; tests check both agree) and the
-  best is simulated by the course simulator; then local moves on the critical path (swap an op with the W or
-  F in front of it, defer that W into the next gap, ...) are tried, and kept when the simulator confirms them
-  shorter and the rank stays under the cap.  It comes with ``lower_bound``, a bound proven from the costs alone.
+- ``heuristic``: the best of several candidates, ranked by their as-soon-as-possible makespan (the simulator's
+  rule, computed cheaply here; tests check both agree): list scheduling in several variants (how eagerly
+  forwards fill memory, whether a forward may delay a backward that is about to arrive, when W's fill gaps),
+  the Zero Bubble paper's automatic scheduler in its eight variants (``zb_auto``) and the hand-made ZB-H1 and
+  ZB-H2 where they fit, so never longer than any of them.  The best is simulated by the course simulator; then
+  local moves on the critical path (swap an op with the W or F in front of it, defer that W into the next gap,
+  ...) are tried, and kept when the simulator confirms them shorter and the rank stays under the cap.  It comes
+  with ``lower_bound``, a bound proven from the costs alone; the plan is claimed optimal only when it meets it.
 - ``exact``: CP-SAT (OR-Tools) with an interval per op, no-overlap per rank, a reservoir constraint per rank for
   memory, warm-started from the heuristic's plan (hints).  Proves optimality or returns the best plan found and
   the solver's bound.
