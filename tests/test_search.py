@@ -177,6 +177,17 @@ def test_cli_json_and_plan_file(tmp_path, capsys):
     assert exact_out["lower_bound"] == exact_out["makespan"]
 
 
+def test_help_says_what_is_proven_and_what_is_heuristic(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["search", "--help"])
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for phrase in ("lower bound always proven", "optimal true only when the plan's makespan meets that bound",
+                   "Zero Bubble paper's automatic scheduler", "never longer than any of them",
+                   "CP-SAT: the optimum, proven"):
+        assert phrase in text, phrase
+
+
 @pytest.mark.parametrize("argv,message", [
     (["-p", "4", "-m", "8", "--max-activations", "0.5"], "below one micro-batch"),
     (["-p", "8", "-m", "16", "--exact"], "too large for the exact method"),

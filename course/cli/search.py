@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import argparse
+
 from .args import (add_cost_args, costs_from_args, dumps, finite_float, number_list, output_file, positive_int,
                    write_file)
 
 
+DESCRIPTION = """\
+The shortest plan with one stage per rank (split backward) under a per-rank activation cap, minimising one
+iteration's makespan.
+
+What is proven and what is heuristic:
+  lower bound   always proven, from the costs and the cap (per rank: earliest start + all its work; the last
+                forward's round trip; the forwards that must follow the first B under the cap)
+  optimal       true only when the plan's makespan meets that bound; otherwise the gap is printed
+  heuristic     (default) the plan is the best of list scheduling (eight variants), the Zero Bubble paper's
+                automatic scheduler (its eight variants) and ZB-H1 / ZB-H2 where they fit the cap (plans up to
+                12,000 ops), improved by moves on its critical path: never longer than any of them, not claimed
+                optimal unless the gap is 0
+  --exact       CP-SAT: the optimum, proven; with --time-limit, the best plan found and the solver's proven bound
+                (costs finer than 1/1000 are rounded for the solver: optimal then means the simulated makespan
+                meets the bound proven on the real costs)
+"""
+
+
 def add_parser(sub):
-    p = sub.add_parser("search", help="search the best plan under a per-rank activation cap (heuristic or exact)")
+    p = sub.add_parser("search", help="search the best plan under a per-rank activation cap (heuristic or exact)",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-p", type=positive_int, required=True, help="pipeline ranks, one stage each (>= 1)")
     p.add_argument("-m", type=positive_int, required=True, help="micro-batches (>= 1)")
     add_cost_args(p, omit=("act", "mb_scale", "overlap"))
