@@ -24,12 +24,13 @@ since the last ``show()``, as pyplot does.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
+
+from .optional import importable
 
 # matplotlib's default colour cycle ("tab10"): the model fills in the colour a series would get there.
 TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -40,20 +41,13 @@ NAMED = {"black": "#000000", "k": "#000000", "white": "#ffffff", "w": "#ffffff",
 BACKENDS = ("matplotlib", "svg")
 
 
-def _importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):   # ValueError: sys.modules[name] is None (an import blocked on purpose)
-        return False
-
-
 def choose_backend() -> str:
     forced = os.environ.get("COURSE_FIGURES", "")
     if forced:
         if forced not in BACKENDS:
             raise ValueError(f"COURSE_FIGURES={forced!r}: use one of {', '.join(BACKENDS)}")
         return forced
-    return "matplotlib" if _importable("matplotlib") else "svg"
+    return "matplotlib" if importable("matplotlib") else "svg"
 
 
 BACKEND = choose_backend()

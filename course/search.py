@@ -33,14 +33,24 @@ from __future__ import annotations
 import heapq
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 
 from .costs import Costs
+from .optional import importable
 from .plan import Op, Plan
 from .sim_compiled import CompiledPlan
 from .validation import check_counts, check_positive_number, is_number
+
+EXACT_AVAILABLE = importable("ortools")
+NO_EXACT = ("the exact method needs OR-Tools (ortools), which this Python lacks (the browser edition never has it): "
+            "showing the heuristic's plan and its proven lower bound")
+
+
+class ExactUnavailable(ImportError):
+    """``exact`` without OR-Tools."""
 
 EPS = 1e-9
 EXACT_MAX_OPS_WITHOUT_LIMIT = 48        # p x m above which --exact needs an explicit time limit
@@ -521,6 +531,8 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
     worse than the heuristic's) and the solver's bound.  Durations are scaled to integers; costs that need more
     than 1/1000 resolution are rounded, and then optimality is only claimed if the simulated makespan meets the
     bound proven on the real costs."""
+    if not EXACT_AVAILABLE:
+        raise ExactUnavailable(NO_EXACT)
     from ortools.sat.python import cp_model
 
     p, m = problem.p, problem.m
@@ -629,10 +641,18 @@ def search(p: int, m: int, costs: Costs | None = None, max_activations: float | 
            exact_method: bool = False, time_limit: float | None = None, workers: int = DEFAULT_WORKERS,
            seed: int = 0) -> SearchResult:
     """The best plan found for ``p`` ranks and ``m`` micro-batches under ``costs`` with at most
-    ``max_activations`` micro-batch activations alive per rank; the exact method when ``exact_method``."""
+    ``max_activations`` micro-batch activations alive per rank; the exact method when ``exact_method``.
+
+    Without OR-Tools the exact method says so in one warning line and the heuristic's result comes back (its
+    ``method`` is ``"heuristic"``, ``details["exact_unavailable"]`` holds the reason, ``lower_bound`` is proven)."""
     problem = Problem.make(p, m, costs, max_activations)
+    if exact_method and not EXACT_AVAILABLE:
+        warnings.warn(NO_EXACT, stacklevel=2)
+        result = heuristic(problem)
+        result.details["exact_unavailable"] = NO_EXACT
+        return result
     return exact(problem, time_limit, workers, seed=seed) if exact_method else heuristic(problem)
 
 
-__all__ = ["Problem", "SearchResult", "Variant", "VARIANTS", "search", "heuristic", "exact", "lower_bound",
+__all__ = ["EXACT_AVAILABLE", "ExactUnavailable", "Problem", "SearchResult", "Variant", "VARIANTS", "search", "heuristic", "exact", "lower_bound",
            "list_schedule", "asap_makespan", "peak_levels", "make_plan", "evaluate"]

@@ -19,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
+import stdlib_path  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
 
@@ -276,11 +277,10 @@ def test_bad_drawing_input_is_refused_clearly():
 
 
 def test_svg_backend_is_chosen_without_matplotlib():
-    code = ("import sys\nfor m in ('matplotlib', 'numpy'): sys.modules[m] = None\n"
-            "from course import figure, plots\nfrom course.sim import simulate\nfrom course.schedules import build\n"
+    code = ("from course import figure, plots\nfrom course.sim import simulate\nfrom course.schedules import build\n"
             "fig, ax = figure.subplots(figsize=(4, 2))\nplots.gantt(simulate(build('1f1b', 2, 2)), ax=ax)\n"
             "print(figure.BACKEND, type(fig).__name__, len(fig.svg()) > 1000)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = stdlib_path.run(code)
     assert out.stdout.split() == ["svg", "Figure", "True"], out.stderr
     bad = subprocess.run([sys.executable, "-c", "import course.figure"], capture_output=True, text=True,
                          timeout=60, env={"COURSE_FIGURES": "png", "PATH": ""})
@@ -288,9 +288,6 @@ def test_svg_backend_is_chosen_without_matplotlib():
 
 
 WIDGET_CHECK = """
-import sys
-for m in ('matplotlib', 'numpy', 'torch'):
-    sys.modules[m] = None
 from course import plots, widgets
 from course.costs import Costs
 from course.schedules import build
@@ -313,7 +310,7 @@ for problem in widgets.check_all()["svg"]:
 
 def test_widgets_redraw_svg_without_numpy_and_matplotlib():
     """The browser edition's widgets: SVG drawings, and check_all still finds a failing move and a dead control."""
-    out = subprocess.run([sys.executable, "-c", WIDGET_CHECK], capture_output=True, text=True, timeout=120)
+    out = stdlib_path.run(WIDGET_CHECK)
     lines = out.stdout.splitlines()      # outside a kernel the Output widget prints its displays too
     assert any(ln.split()[:2] == ["image/svg+xml", "True"] for ln in lines), out.stdout + out.stderr
     problems = [ln for ln in lines if ln.startswith("PROBLEM")]
