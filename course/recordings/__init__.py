@@ -211,7 +211,9 @@ def record(name: str) -> dict:
            "seconds": round(seconds, 4), "raised": error is not None,
            "result": encode(error if error is not None else result)}
     text = json.dumps(rec, indent=1, ensure_ascii=False).replace(str(HERE.parent.parent) + "/", "")  # paths in tracebacks
-    path_of(name).write_text(text + "\n", encoding="utf-8")
+    tmp = path_of(name).with_suffix(".json.partial")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(path_of(name))          # whole or not at all: a reader never sees half a recording
     return rec
 
 
@@ -224,8 +226,11 @@ def load(name: str) -> dict:
     if not path.exists():
         raise RecordingError(f"{name}: no recording at {path}; make it with: {command(name)} --write "
                              f"(or make recordings), where torch is installed")
-    rec = json.loads(path.read_text(encoding="utf-8"))
-    if rec.get("format") != FORMAT or rec.get("case") != name:
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise RecordingError(f"{path} is not JSON ({err}); make it again: {command(name)} --write") from None
+    if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("case") != name:
         raise RecordingError(f"{path}: not a format-{FORMAT} recording of {name}; make it again: {command(name)} "
                              "--write")
     return rec
