@@ -299,35 +299,30 @@ class Panel:
             raise ValueError(f"step: where={where!r}; only 'post' is supported")
         return self.plot(x, y, fmt, where="post", **kwargs)
 
-    def bar(self, x, height, width: float | Sequence[float] = 0.8, bottom=None, *, color=None, label=None,
-            align: str = "center"):
-        xs = list(x)
-        if xs and all(isinstance(v, str) for v in xs):
-            self.set_xticks(list(range(len(xs))), xs)
-            xs = list(range(len(xs)))
-        heights = list(height)
-        bottoms = [0.0] * len(xs) if bottom is None else list(bottom)
-        widths = list(width) if isinstance(width, (list, tuple)) else [width] * len(xs)
-        colors = list(color) if isinstance(color, (list, tuple)) and not _is_rgb(color) else None
-        base = None if colors else self._next_color(color)
-        return self._add(*[Rect(float(xi) - (w / 2 if align == "center" else 0.0), float(b), float(w), float(h),
-                                color_hex(colors[i]) if colors else base, label=label if i == 0 else None,
-                                kind="bar")
-                           for i, (xi, h, b, w) in enumerate(zip(xs, heights, bottoms, widths))])
+    def _bars(self, positions, lengths, thick, base, color, label, kind: str) -> list:
+        """Bars along x ('bar') or y ('barh'); string positions become categories 0..n-1 with those tick labels."""
+        pos = list(positions)
+        if pos and all(isinstance(v, str) for v in pos):
+            (self.set_xticks if kind == "bar" else self.set_yticks)(list(range(len(pos))), pos)
+            pos = list(range(len(pos)))
+        n = len(pos)
+        thick = list(thick) if isinstance(thick, (list, tuple)) else [thick] * n
+        base = [0.0] * n if base is None else list(base)
+        each = list(color) if isinstance(color, (list, tuple)) and not _is_rgb(color) else None
+        one = None if each else self._next_color(color)
+        rects = []
+        for i, (c, length, t, b) in enumerate(zip(pos, lengths, thick, base)):
+            fill, name = color_hex(each[i]) if each else one, label if i == 0 else None
+            rects.append(Rect(float(c) - t / 2, float(b), float(t), float(length), fill, label=name, kind=kind)
+                         if kind == "bar" else
+                         Rect(float(b), float(c) - t / 2, float(length), float(t), fill, label=name, kind=kind))
+        return self._add(*rects)
+
+    def bar(self, x, height, width: float | Sequence[float] = 0.8, bottom=None, *, color=None, label=None):
+        return self._bars(x, list(height), width, bottom, color, label, "bar")
 
     def barh(self, y, width, height: float = 0.8, left=None, *, color=None, label=None):
-        ys = list(y)
-        if ys and all(isinstance(v, str) for v in ys):
-            self.set_yticks(list(range(len(ys))), ys)
-            ys = list(range(len(ys)))
-        widths = list(width)
-        lefts = [0.0] * len(ys) if left is None else list(left)
-        colors = list(color) if isinstance(color, (list, tuple)) and not _is_rgb(color) else None
-        base = None if colors else self._next_color(color)
-        return self._add(*[Rect(float(lf), float(yi) - height / 2, float(w), float(height),
-                                color_hex(colors[i]) if colors else base, label=label if i == 0 else None,
-                                kind="barh")
-                           for i, (yi, w, lf) in enumerate(zip(ys, widths, lefts))])
+        return self._bars(y, list(width), height, left, color, label, "barh")
 
     def broken_barh(self, xranges, yrange, *, facecolors=None, facecolor=None, color=None, edgecolor="none",
                     linewidth=0.0, label=None):
