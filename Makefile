@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test check bench book clean
+.PHONY: lab test check bench book lite recordings clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,7 @@ check: $(STAMP)          ## every generated file is current (one pass, each stal
 	$(PY) course/chapters/_src/build.py --check || stale=1; \
 	$(PY) instructor/generate.py --check || stale=1; \
 	$(PY) practice/judge.py sync --check || stale=1; \
+	$(PY) -m course.recordings check || stale=1; \
 	if [ $$stale = 1 ]; then echo "check: generated files are out of date (see above)"; exit 1; fi
 	$(PY) practice/judge.py check
 
@@ -33,5 +34,11 @@ bench: $(STAMP)          ## benchmarks: ratios against anchors measured in the s
 book: $(STAMP)           ## execute the chapters and render them to HTML in _book/
 	$(PY) -m course.book
 
+lite: $(STAMP)           ## the browser edition: an offline JupyterLite site in _lite/ (serve: python -m http.server -d _lite)
+	$(PY) lite/build.py --out _lite
+
+recordings: $(STAMP)     ## run every recorded live case again (torch) and rewrite course/recordings/*.json
+	$(PY) -m course.recordings write
+
 clean:
-	rm -rf $(VENV) _book .pytest_cache
+	rm -rf $(VENV) _book _lite .lite-cache .pytest_cache

@@ -19,6 +19,8 @@ forward pass alone (inference, a flow shop): GPipe's plan with zero backward cos
 
 from __future__ import annotations
 
+import random
+
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
@@ -209,11 +211,10 @@ class _Job:
 # ---- the seed blog's claim: "heaviest micro-batch first cuts JCT by 15-30%" --------------------------------
 def skewed_workloads(n: int, m: int, sigma: float, seed: int = 0) -> list[list[float]]:
     """``n`` batches of ``m`` micro-batch cost multipliers, log-normal with spread ``sigma`` (sequence lengths
-    are heavy-tailed; sigma 0 makes every micro-batch equal), in random arrival order."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    return rng.lognormal(0.0, sigma, size=(n, m)).round(4).tolist()
+    are heavy-tailed; sigma 0 makes every micro-batch equal), in random arrival order.  The standard library's
+    generator, so the browser edition (no numpy) draws the very same workloads as the desktop one."""
+    rng = random.Random(seed)
+    return [[round(rng.lognormvariate(0.0, sigma), 4) for _ in range(m)] for _ in range(n)]
 
 
 def order_effect(workloads: Sequence[Sequence[float]], p: int, schedule: str = "1f1b", costs: Costs | None = None,

@@ -3,7 +3,9 @@
 The pipeline runs at the pace of its slowest stage, so the goal is min-max: make the most expensive stage
 (the *bottleneck*) as cheap as possible.  Two methods:
 
-- ``dp``: exact.  Dynamic programming over (stages used, layers covered); O(p * L^2) time.
+- ``dp``: exact.  Dynamic programming over (stages used, layers covered); O(p * L^2) time.  Vectorised with numpy
+  where it is installed; the browser edition has no numpy and runs the same recurrence in plain Python
+  (``_dp_bounds_pure``, held equal to the numpy one by tests/test_partition.py).
 - ``greedy``: the seed blog post's heuristic, kept for comparison: walk the layers, cut as soon as the running
   sum reaches total/p.  It can leave a stage much heavier than needed, or use fewer than p stages.
 
@@ -15,12 +17,13 @@ reverse.  So a stage's cost is the sum of its layers plus the cost of the cuts a
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Sequence, Union
 
-import numpy as np
-
+from .optional import importable
 from .validation import check_counts, is_number
 
 METHODS = ("dp", "greedy")
@@ -51,7 +54,7 @@ def partition(layers: Sequence[float], p: int, method: str = "dp", comm: Comm = 
     """Cut ``layers`` (per-layer times, in model order) into ``p`` contiguous stages with ``method``."""
     layers, cut_cost = _check(layers, p, comm)
     if method == "dp":
-        bounds = _dp_bounds(layers, p, cut_cost)
+        bounds = (_dp_bounds if HAVE_NUMPY else _dp_bounds_pure)(layers, p, cut_cost)
     elif method == "greedy":
         bounds = _greedy_bounds(layers, p)
     else:
@@ -74,8 +77,10 @@ def brute_force(layers: Sequence[float], p: int, comm: Comm = 0.0) -> float:
 
 
 # ---- methods -------------------------------------------------------------------------------------------
-def _dp_bounds(layers: list[float], p: int, cut_cost: np.ndarray) -> list[int]:
+def _dp_bounds(layers: list[float], p: int, cut_cost: list[float]) -> list[int]:
     """best[k][j]: the smallest bottleneck covering layers[:j] with k+1 stages; choice[k][j]: where stage k starts."""
+    import numpy as np
+
     L = len(layers)
     prefix = np.concatenate([[0.0], np.cumsum(layers)])
     # cost of a stage holding layers i..j-1: compute + the cut before it (i > 0) + the cut after it (j < L)
@@ -94,9 +99,37 @@ def _dp_bounds(layers: list[float], p: int, cut_cost: np.ndarray) -> list[int]:
             cand = np.maximum(best[k - 1, starts], seg(starts, j))
             at = int(np.argmin(cand))
             best[k, j], choice[k, j] = cand[at], starts[at]
+    return _walk_back(choice, p, L)
+
+
+def _dp_bounds_pure(layers: list[float], p: int, cut_cost: list[float]) -> list[int]:
+    """``_dp_bounds`` in plain Python: the same sums in the same order, the first minimum on ties."""
+    L = len(layers)
+    prefix = [0.0, *accumulate(layers)]
+    before, after = [0.0, *cut_cost], [*cut_cost, 0.0]
+
+    def seg(i: int, j: int) -> float:
+        return prefix[j] - prefix[i] + before[i] + after[j - 1]
+
+    best = [[math.inf] * (L + 1) for _ in range(p)]
+    choice = [[0] * (L + 1) for _ in range(p)]
+    best[0][1:] = [seg(0, j) for j in range(1, L + 1)]
+    for k in range(1, p):
+        prev, row, pick = best[k - 1], best[k], choice[k]
+        for j in range(k + 1, L + 1):
+            at, low = k, math.inf
+            for i in range(k, j):
+                c = max(prev[i], seg(i, j))
+                if c < low:
+                    at, low = i, c
+            row[j], pick[j] = low, at
+    return _walk_back(choice, p, L)
+
+
+def _walk_back(choice, p: int, L: int) -> list[int]:
     bounds = [L]
     for k in range(p - 1, 0, -1):
-        bounds.append(int(choice[k, bounds[-1]]))
+        bounds.append(int(choice[k][bounds[-1]]))
     return [0] + bounds[::-1]
 
 
@@ -121,7 +154,7 @@ def _greedy_bounds(layers: list[float], p: int) -> list[int]:
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
-def _from_bounds(layers: list[float], bounds: list[int], cut_cost: np.ndarray, method: str) -> Partition:
+def _from_bounds(layers: list[float], bounds: list[int], cut_cost: list[float], method: str) -> Partition:
     L = len(layers)
     stages = [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
     costs = []
@@ -136,7 +169,7 @@ def _from_bounds(layers: list[float], bounds: list[int], cut_cost: np.ndarray, m
     return Partition(stages, costs, method)
 
 
-def _check(layers, p, comm) -> tuple[list[float], np.ndarray]:
+def _check(layers, p, comm) -> tuple[list[float], list[float]]:
     layers = list(layers)
     if not layers:
         raise ValueError("layers is empty: give one time per layer, e.g. 1,2,2,1")
@@ -146,15 +179,17 @@ def _check(layers, p, comm) -> tuple[list[float], np.ndarray]:
     if p > len(layers):
         raise ValueError(f"cannot cut {len(layers)} layers into p={p} non-empty stages: need p <= {len(layers)}")
     if isinstance(comm, numbers.Real):
-        cut_cost = np.full(len(layers) - 1, float(comm))
+        cut_cost = [float(comm)] * (len(layers) - 1)
     else:
-        cut_cost = np.asarray(list(comm), dtype=float)
-        if cut_cost.shape != (len(layers) - 1,):
+        cut_cost = [float(c) for c in comm]
+        if len(cut_cost) != len(layers) - 1:
             raise ValueError(f"comm lists {len(cut_cost)} values; give one number or one per cut "
                              f"({len(layers) - 1} for {len(layers)} layers)")
-    if not np.all(np.isfinite(cut_cost)) or np.any(cut_cost < 0):
+    if not all(math.isfinite(c) and c >= 0 for c in cut_cost):
         raise ValueError(f"comm must be finite and non-negative, got {comm!r}")
     return [float(t) for t in layers], cut_cost
 
+
+HAVE_NUMPY = importable("numpy")
 
 __all__ = ["METHODS", "Partition", "partition", "stage_costs", "brute_force"]

@@ -2,7 +2,9 @@
 
 One colour per op kind everywhere; a rank's row is drawn on a grey band so idle time shows as grey.
 Chunks of a rank holding several stages are told apart by shade (earlier chunk darker).
-matplotlib is imported lazily so that the CLI's text output does not pay for it.
+Every function draws through ``course.figure``: ``ax`` may be a matplotlib Axes (desktop), a course Panel, or
+None for a new figure of the current backend (matplotlib's, or the course's own SVG where matplotlib is missing);
+it returns what it drew on.  Nothing here imports matplotlib itself, so the CLI's text output does not pay for it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
+from . import figure
+from .figure import Patch
 from .plan import ops_of
 from .timeline import Timeline
 
@@ -24,10 +28,10 @@ def _kind(step) -> str:
 
 
 @lru_cache(maxsize=None)
-def _shade(color: str, k: int, n: int) -> tuple:
-    from matplotlib.colors import to_rgb
+def _shade(color: str, k: int, n: int) -> str:
     t = 0.55 * k / max(n - 1, 1)          # later chunks lighter
-    return tuple(c + (1 - c) * t for c in to_rgb(color))
+    rgb = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    return figure.color_hex(tuple(c + (1 - c) * t for c in rgb))
 
 
 def _chunks(tl: Timeline) -> tuple[dict, int]:
@@ -41,18 +45,14 @@ def _chunks(tl: Timeline) -> tuple[dict, int]:
 
 
 def gantt(tl: Timeline, ax=None, title: str | None = None, labels: bool = True):
-    """Draw ``tl`` as one row per rank (rank 0 on top); return the Axes."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(min(16, 4 + tl.makespan * 0.25), 0.5 + 0.45 * tl.p))
+    """Draw ``tl`` as one row per rank (rank 0 on top); return the Axes (or Panel)."""
+    ax = figure.panel(ax, figsize=(min(16, 4 + tl.makespan * 0.25), 0.5 + 0.45 * tl.p))
     chunk, nchunks = _chunks(tl)
     t0, span_total = tl.start, tl.makespan
     for r, rs in enumerate(tl.spans):
         y = tl.p - 1 - r
         ax.broken_barh([(0, span_total)], (y - 0.4, 0.8), facecolors=IDLE, edgecolor="none")
-        bars: dict[tuple, list] = {}          # one collection per colour: thousands of spans draw fast
+        bars: dict[str, list] = {}          # one collection per colour: thousands of spans draw fast
         for sp in rs:
             first = ops_of(sp.step)[0]
             color = _shade(COLORS[_kind(sp.step)], chunk.get(first.stage, 0), nchunks)
@@ -74,7 +74,7 @@ def gantt(tl: Timeline, ax=None, title: str | None = None, labels: bool = True):
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     ax.set_title(title if title is not None else
                  f"{tl.name}: makespan {tl.makespan:.4g} {tl.unit}, bubble {tl.bubble_ratio:.1%}", fontsize=10)
-    return ax
+    return figure.result(ax)
 
 
 def memory(tl: Timeline, ax=None, title: str | None = None, curves=None, gpu_mem: float | None = None):
@@ -82,10 +82,7 @@ def memory(tl: Timeline, ax=None, title: str | None = None, curves=None, gpu_mem
 
     Bytes mode: ``curves`` gives per rank [(time, bytes), ...] (e.g. ``course.memory.PipelineMemory.curves()``,
     static state included); the axis is in GB and ``gpu_mem`` (bytes) draws the GPU's capacity as a line."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3))
+    ax = figure.panel(ax, figsize=(8, 3))
     end = tl.start + tl.makespan
     in_bytes = curves is not None
     for r, pts in enumerate(curves if in_bytes else tl.memory):
@@ -100,17 +97,14 @@ def memory(tl: Timeline, ax=None, title: str | None = None, curves=None, gpu_mem
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.set_title(title if title is not None else f"{tl.name}: " + ("memory per rank" if in_bytes else
                                                                    "activation memory"), fontsize=10)
-    return ax
+    return figure.result(ax)
 
 
 def memory_bars(ranks, ax=None, title: str | None = None, gpu_mem: float | None = None):
     """Each rank's peak in GB as a stacked bar: weights, gradients, optimizer states, activations.
 
     ``ranks``: objects with ``weights``, ``grads``, ``optimizer``, ``activations`` in bytes (``RankMemory``)."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3))
+    ax = figure.panel(ax, figsize=(6, 3))
     xs = list(range(len(ranks)))
     bottom = [0.0] * len(ranks)
     for part, color in (("weights", "#8C8C8C"), ("grads", "#B07AA1"), ("optimizer", "#EDC948"),
@@ -130,19 +124,18 @@ def memory_bars(ranks, ax=None, title: str | None = None, gpu_mem: float | None 
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     if title is not None:
         ax.set_title(title, fontsize=10)
-    return ax
+    return figure.result(ax)
 
 
 def compare(timelines: Sequence[Timeline], titles: Sequence[str] | None = None, memory_too: bool = False):
     """Gantt charts stacked on one shared time axis (and memory beside them); return the Figure."""
-    import matplotlib.pyplot as plt
-
     n = len(timelines)
     longest = max(t.makespan for t in timelines)
     heights = [0.6 + 0.45 * t.p for t in timelines]
     cols = 2 if memory_too else 1
-    fig, axes = plt.subplots(n, cols, figsize=(min(16, 5 + longest * 0.25) + (5 if memory_too else 0), sum(heights)),
-                             squeeze=False, gridspec_kw={"height_ratios": heights})
+    fig, axes = figure.subplots(n, cols, figsize=(min(16, 5 + longest * 0.25) + (5 if memory_too else 0),
+                                                  sum(heights)),
+                                squeeze=False, gridspec_kw={"height_ratios": heights})
     for i, tl in enumerate(timelines):
         gantt(tl, ax=axes[i][0], title=titles[i] if titles else None)
         axes[i][0].set_xlim(0, longest)
@@ -155,10 +148,7 @@ def compare(timelines: Sequence[Timeline], titles: Sequence[str] | None = None, 
 def bubble_curves(ps: Sequence[int] = (2, 4, 8, 16), ms: Sequence[int] = tuple(range(1, 65)), v: int = 1,
                   ax=None, highlight: tuple[int, int] | None = None):
     """Bubble ratio (p-1)/(v*m+p-1) against m for several p (the closed form)."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.5))
+    ax = figure.panel(ax, figsize=(7, 3.5))
     for p in ps:
         ax.plot(list(ms), [(p - 1) / (v * m + p - 1) for m in ms], label=f"p={p}")
     if highlight:
@@ -171,7 +161,7 @@ def bubble_curves(ps: Sequence[int] = (2, 4, 8, 16), ms: Sequence[int] = tuple(r
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8)
     ax.set_title("bubble = (p-1)/(" + ("v*" if v != 1 else "") + "m+p-1)", fontsize=10)
-    return ax
+    return figure.result(ax)
 
 
 # ---- terminal ------------------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 """One convention for every chapter's widgets, so that a headless test can prove they work.
 
-A chapter writes a function that draws into a matplotlib Figure and hands it to ``explore`` with simple
-control specs::
+A chapter writes a function that draws into a Figure and hands it to ``explore`` with simple control specs::
 
     def draw(fig, p, m, schedule):
         ax = fig.add_subplot()
@@ -22,9 +21,12 @@ whose move left the rendered image unchanged.
 ``draw`` must depend on its arguments only (the check compares images) and should redraw in well under a
 second: every control move redraws.  Library plot functions take an Axes: ``plots.gantt(tl, ax=fig.add_subplot())``.
 
-The figure is a plain ``matplotlib.figure.Figure`` on an Agg canvas, not a pyplot figure: nothing else shows it,
-it never piles up in pyplot's figure list, and its pixels can be hashed.  Its first image is also put into the
-widget's display bundle as ``image/png``, so a static rendering (``python -m course.book``) shows it.
+The figure comes from ``course.figure.new_figure``: with matplotlib, a plain ``matplotlib.figure.Figure`` on an Agg
+canvas (not a pyplot figure: nothing else shows it, it never piles up in pyplot's figure list, and its pixels can
+be hashed), shown as PNG; without it (the browser edition), a course Figure with the same ``subplots`` /
+``add_subplot`` calls, shown as SVG and hashed as SVG text.  The first image also goes into the widget's display
+bundle (``image/png`` or ``image/svg+xml``), so a static rendering (``python -m course.book``) shows it.
+Neither numpy nor matplotlib is imported here unless the matplotlib backend draws.
 """
 
 from __future__ import annotations
@@ -37,12 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import ipywidgets as W
-import numpy as np
-from IPython.display import Image, display
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.image import imsave
+from IPython.display import SVG, Image, display
 
+from . import figure as figures
 from .validation import is_number
 
 REGISTRY: dict[str, "Explorer"] = {}   # by name: re-running a cell replaces its explorer
@@ -80,9 +79,10 @@ class Explorer:
     name: str
     draw: Callable[..., Any]
     controls: dict[str, W.ValueWidget]
-    figure: Figure
+    figure: Any                # a matplotlib Figure (Agg canvas) or a course.figure.Figure
     output: W.Output | None = None
-    png: bytes = b""
+    image: bytes = b""         # the last drawing: PNG bytes, or SVG text encoded as UTF-8
+    mime: str = "image/png"
     digest: str = ""
     error: str | None = None   # traceback of the last redraw, None when it succeeded
     renders: int = 0
@@ -93,21 +93,19 @@ class Explorer:
         return {k: c.value for k, c in self.controls.items()}
 
     def redraw(self, **values) -> None:
-        """Clear the figure, draw it for ``values``, keep its pixel hash and PNG (or the traceback)."""
+        """Clear the figure, draw it for ``values``, keep its hash and image (or the traceback)."""
         self.renders += 1
         self.figure.clear()
         try:
             self.draw(self.figure, **values)
-            self.figure.canvas.draw()
+            self.mime, self.image, self.digest = _render(self.figure)
         except Exception:
             self.error = traceback.format_exc()
             raise
         self.error = None
-        pixels = np.asarray(self.figure.canvas.buffer_rgba())
-        self.digest = hashlib.sha1(pixels.tobytes()).hexdigest()
-        buf = io.BytesIO()
-        imsave(buf, pixels, format="png")   # encodes the pixels just drawn (savefig would draw again)
-        self.png = buf.getvalue()
+
+    def show_image(self) -> None:
+        display(SVG(data=self.image.decode()) if self.mime == "image/svg+xml" else Image(data=self.image))
 
     def alternatives(self, name: str) -> list[Any]:
         """Non-default values to try for control ``name``: a slider's ends first (where range errors hide), then
@@ -164,8 +162,24 @@ class Explorer:
         """Show controls and figure; the bundle also carries the first image for static renderings."""
         data = self._box._repr_mimebundle_()
         data = dict(data[0] if isinstance(data, tuple) else data)
-        data["image/png"] = base64.b64encode(self.png).decode()
+        data[self.mime] = (self.image.decode() if self.mime == "image/svg+xml"
+                           else base64.b64encode(self.image).decode())
         display(data, raw=True)
+
+
+def _render(fig) -> tuple[str, bytes, str]:
+    """(mime type, image, hash of what was drawn) for a freshly drawn figure of either backend."""
+    if isinstance(fig, figures.Figure):
+        svg = fig.svg().encode()
+        return "image/svg+xml", svg, hashlib.sha1(svg).hexdigest()
+    import numpy as np   # the matplotlib backend: matplotlib brings numpy
+    from matplotlib.image import imsave
+
+    fig.canvas.draw()
+    pixels = np.asarray(fig.canvas.buffer_rgba())
+    buf = io.BytesIO()
+    imsave(buf, pixels, format="png")   # encodes the pixels just drawn (savefig would draw again)
+    return "image/png", buf.getvalue(), hashlib.sha1(pixels.tobytes()).hexdigest()
 
 
 def explore(draw: Callable[..., Any], *, name: str | None = None, figsize: tuple[float, float] = (9, 3.5),
@@ -180,9 +194,7 @@ def explore(draw: Callable[..., Any], *, name: str | None = None, figsize: tuple
     if not specs:
         raise ValueError("explore needs at least one control, e.g. explore(draw, m=(1, 32, 8))")
     controls = {k: control(k, v) for k, v in specs.items()}
-    figure = Figure(figsize=figsize, layout="constrained")
-    FigureCanvasAgg(figure)
-    ex = Explorer(name or getattr(draw, "__name__", "explorer"), draw, controls, figure)
+    ex = Explorer(name or getattr(draw, "__name__", "explorer"), draw, controls, figures.new_figure(figsize))
 
     def show(**values):   # runs inside interactive_output's Output, which it cleared
         try:
@@ -190,7 +202,7 @@ def explore(draw: Callable[..., Any], *, name: str | None = None, figsize: tuple
         except Exception:
             print(ex.error)   # interactive_output would swallow it; ex.error keeps it for the test
         else:
-            display(Image(data=ex.png))
+            ex.show_image()
 
     ex.output = W.interactive_output(show, controls)   # draws once now
     if ex.error:

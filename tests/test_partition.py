@@ -110,3 +110,18 @@ def test_python_m_course_partition():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["stages"] == [[0, 1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pure_python_dp_equals_the_numpy_dp(seed):
+    """The browser edition has no numpy: its plain-Python DP returns the same cuts and the same float costs."""
+    from course.partition import _dp_bounds, _dp_bounds_pure, _check
+
+    rng = random.Random(1000 + seed)
+    L = rng.randint(1, 60)
+    p = rng.randint(1, min(L, 9))
+    # ties on purpose in half the cases: integer layers, equal cut costs
+    layers = [rng.choice([1, 2, 3]) if seed % 2 else rng.uniform(0, 10) for _ in range(L)]
+    comm = rng.choice([0.0, 0.5, [rng.uniform(0, 3) for _ in range(L - 1)]])
+    layers, cuts = _check(layers, p, comm)
+    assert _dp_bounds_pure(layers, p, cuts) == _dp_bounds(layers, p, cuts)

@@ -391,3 +391,37 @@ def test_the_cli_simulates_without_importing_numpy():
     assert run.returncode == 0 and '"makespan": 33' in run.stdout
     imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
     assert "course.sim_compiled" in imported and not {"numpy", "torch", "matplotlib"} & imported
+
+
+BROWSER_LIKE = """
+import warnings
+import course.attribution, course.checks, course.claims, course.formulas, course.iterations, course.notebook_setup
+import course.overlap, course.replay, course.schedules.dualpipe, course.sim_compiled, course.trace, course.widgets
+from course import figure, plots
+from course.costs import Costs
+from course.memory import PRESETS, ActivationConfig, pipeline_memory
+from course.ordering import order_effect, skewed_workloads
+from course.partition import partition
+from course.schedules import build
+from course.search import search
+from course.sim import simulate
+
+pm = pipeline_memory(build("1f1b", 8, 64), PRESETS["gpt3-175b"], ActivationConfig(2048, 1, 8, True, "selective"))
+part = partition([3, 1, 1, 1, 1, 1, 1, 4], 4)
+gain = order_effect(skewed_workloads(3, 4, 1.0), 4)["gain"]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    res = search(4, 8, Costs(f=5, b=6, w=4, comm=1, w_mem=0.5), 4, exact_method=True, time_limit=5)
+fig, ax = figure.subplots()
+plots.memory(pm.timeline, ax=ax, curves=pm.curves())
+print(round(pm.ranks[0].activations / 1e9, 2), part.bottleneck, len(gain), res.method, res.makespan,
+      res.lower_bound, len(caught), "OR-Tools" in str(caught[0].message), figure.BACKEND, len(fig.svg()) > 0)
+"""
+
+
+def test_the_chapters_library_runs_without_numpy_matplotlib_torch_or_ortools():
+    """What the browser edition calls: memory, partition, ordering, search (exact falls back), figures, widgets."""
+    import stdlib_path
+    run = stdlib_path.run(BROWSER_LIKE)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["10.29", "4.0", "3", "heuristic", "153.0", "144.0", "1", "True", "svg", "True"]

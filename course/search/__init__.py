@@ -32,10 +32,11 @@ execution; memory counts ops, not labels.  Non-identical micro-batches (``mb_sca
 
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 from ..costs import Costs
-from .exact import DEFAULT_WORKERS, EXACT_MAX_OPS_WITHOUT_LIMIT, exact
+from .exact import DEFAULT_WORKERS, EXACT_AVAILABLE, EXACT_MAX_OPS_WITHOUT_LIMIT, NO_EXACT, ExactUnavailable, exact
 from .heuristic import VARIANTS, Variant, heuristic, list_schedule
 from .problem import (EPS, Problem, SearchResult, asap_ends, asap_makespan, evaluate, lower_bound, make_plan,
                       peak_levels, within_cap)
@@ -45,11 +46,20 @@ def search(p: int, m: int, costs: Costs | None = None, max_activations: float | 
            exact_method: bool = False, time_limit: float | None = None, workers: int = DEFAULT_WORKERS,
            seed: int = 0) -> SearchResult:
     """The best plan found for ``p`` ranks and ``m`` micro-batches under ``costs`` with at most
-    ``max_activations`` micro-batch activations alive per rank; the exact method when ``exact_method``."""
+    ``max_activations`` micro-batch activations alive per rank; the exact method when ``exact_method``.
+
+    Without OR-Tools the exact method says so in one warning line and the heuristic's result comes back (its
+    ``method`` is ``"heuristic"``, ``details["exact_unavailable"]`` holds the reason, ``lower_bound`` is proven)."""
     problem = Problem.make(p, m, costs, max_activations)
+    if exact_method and not EXACT_AVAILABLE:
+        warnings.warn(NO_EXACT, stacklevel=2)
+        result = heuristic(problem)
+        result.details["exact_unavailable"] = NO_EXACT
+        return result
     return exact(problem, time_limit, workers, seed=seed) if exact_method else heuristic(problem)
 
 
-__all__ = ["EPS", "EXACT_MAX_OPS_WITHOUT_LIMIT", "DEFAULT_WORKERS", "Problem", "SearchResult", "Variant", "VARIANTS",
+__all__ = ["EXACT_AVAILABLE", "ExactUnavailable", "EPS", "EXACT_MAX_OPS_WITHOUT_LIMIT", "DEFAULT_WORKERS", "Problem",
+           "SearchResult", "Variant", "VARIANTS",
            "search", "heuristic", "exact", "lower_bound", "list_schedule", "asap_makespan", "asap_ends", "peak_levels",
            "within_cap", "make_plan", "evaluate"]

@@ -7,11 +7,21 @@ import time
 from fractions import Fraction
 from typing import Sequence
 
+from ..optional import importable
 from ..plan import Op
 from ..sim_compiled import CompiledPlan
 from ..validation import check_counts, check_positive_number
 from .heuristic import heuristic
 from .problem import EPS, Problem, SearchResult, evaluate, lower_bound, memory_change
+
+EXACT_AVAILABLE = importable("ortools")
+NO_EXACT = ("the exact method needs OR-Tools (ortools), which this Python lacks (the browser edition never has it): "
+            "showing the heuristic's plan and its proven lower bound")
+
+
+class ExactUnavailable(ImportError):
+    """``exact`` without OR-Tools."""
+
 
 EXACT_MAX_OPS_WITHOUT_LIMIT = 48        # p x m above which --exact needs an explicit time limit
 DEFAULT_WORKERS = 2                     # CP-SAT workers: the CI machines have 2 cores
@@ -37,6 +47,8 @@ def exact(problem: Problem, time_limit: float | None = None, workers: int = DEFA
     worse than the heuristic's) and the solver's bound.  Durations are scaled to integers; costs that need more
     than 1/1000 resolution are rounded, and then optimality is only claimed if the simulated makespan meets the
     bound proven on the real costs."""
+    if not EXACT_AVAILABLE:
+        raise ExactUnavailable(NO_EXACT)
     from ortools.sat.python import cp_model
 
     p, m = problem.p, problem.m
