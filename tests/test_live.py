@@ -25,6 +25,7 @@ from course.live import (DeadlockDetected, JobTimeout, LiveOptions, WorkerError,
 from course.live import course_engine
 from course.live.executor import select_device
 from course.live.model import ModelConfig, max_grad_error, reference_grads
+from course.lower import blocking_deadlock, lower
 from course.plan import Plan, ops_of
 from course.schedules import build
 from course.sim import simulate
@@ -255,11 +256,15 @@ def test_blocking_send_1f1b_deadlock_is_reported_and_cleaned_up():
     assert all("blocked in send" in s for s in states.values()), states
     assert "B0.s3: blocked in send of the gradient for B0.s2 to rank 2" in states[3]
     assert "F1.s2: blocked in send of the activation for F1.s3 to rank 3" in states[2]
+    # where each rank is stuck is what the lowering predicts without a process
+    predicted = blocking_deadlock(lower(build("1f1b", 4, 8)))
+    assert all(states[r].startswith(a.describe()) for r, a in predicted.items()), (states, predicted)
     assert _no_workers_left()
 
 
 def test_blocking_send_gpipe_with_few_microbatches_still_runs():
     # GPipe never has two neighbours sending to each other at once, so blocking sends are harmless there.
+    assert blocking_deadlock(lower(build("gpipe", 2, 2))) is None
     assert run_plan(build("gpipe", 2, 2), blocking_send=True).grad_ok
 
 
