@@ -14,7 +14,7 @@ from importlib import import_module
 
 _HOME = {"run_plan": "runner", "LiveResult": "runner", "LiveOptions": "options", "ModelConfig": "options",
          "launch": "launcher", "stray_workers": "launcher", "LiveError": "launcher", "WorkerError": "launcher",
-         "JobTimeout": "launcher", "DeadlockDetected": "launcher"}
+         "JobTimeout": "launcher", "DeadlockDetected": "launcher", "WorkerStopped": "launcher"}
 
 __all__ = list(_HOME)
 

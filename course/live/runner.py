@@ -115,7 +115,13 @@ class LiveResult:
         else:
             lines.append(f"makespan: measured {self.measured_makespan:.4f} s; simulated {s.makespan:g} cost units "
                          "(use --emulate to compare in seconds)")
-        lines.append(f"bubble ratio: measured {t.bubble_ratio:.1%}, simulated {s.bubble_ratio:.1%}")
+        if self.emulate:
+            lines.append(f"bubble ratio (idle share of rank time): measured {t.bubble_ratio:.1%} with emulated "
+                         f"device time, simulated {s.bubble_ratio:.1%}")
+        else:
+            lines.append(f"bubble ratio (idle share of rank time): measured {t.bubble_ratio:.1%} of this machine's "
+                         f"real ops (microseconds each, so messaging dominates), simulated {s.bubble_ratio:.1%} "
+                         "under the modelled costs; --emulate pads each op to its modelled duration to compare")
         measured, predicted = (self.meta.get(k) for k in ("measured_peak_activation_bytes",
                                                            "simulated_peak_activation_bytes"))
         if measured:
@@ -182,6 +188,13 @@ def prepare(plan: Plan, options: LiveOptions) -> Prepared:
     if options.device == "cuda":
         check_cuda()
     simulated = simulate(plan, options.costs)      # validates; a plan that cannot finish stops here
+    if options.emulate:
+        emulated = simulated.makespan * options.unit_s * options.iterations    # inf for a huge --unit-ms
+        if not emulated <= options.timeout:
+            raise ValueError(f"--emulate at --unit-ms {options.unit_ms:g} makes {plan.name}'s simulated makespan "
+                             f"{simulated.makespan:g} units x {options.iterations} iteration(s) last "
+                             f"{emulated:.3g} s, beyond --timeout {options.timeout:g} s; lower --unit-ms or raise "
+                             "--timeout")
     engine = ENGINE_MODULES[options.engine]
     return Prepared(plan, options, engine, engine.job(plan, options), simulated)
 
