@@ -375,7 +375,7 @@ def test_device_selection(monkeypatch):
         run_plan(build("1f1b", 2, 2), backend="nccl")
 
 
-# ---- CLI and torchrun ------------------------------------------------------------------------------------
+# ---- CLI (torchrun runs on two agents in test_torchrun.py) ---------------------------------------------------
 def test_cli_json(capsys):
     from course.cli import main
 
@@ -401,15 +401,6 @@ def test_cli_errors_are_one_line(capsys):
     assert main(["live", "1f1b", "-p", "4", "-m", "8", "--blocking-send", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["deadlock"] is True and set(out["states"]) == {"0", "1", "2", "3"}
-
-
-def test_torchrun_entry_point():
-    torchrun = Path(sys.executable).with_name("torchrun")
-    proc = subprocess.run([str(torchrun), "--nproc-per-node", "2", "-m", "course.live", "1f1b", "-m", "4", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["grad_ok"] is True and out["p"] == 2
 
 
 # ---- options: checked once, before any process starts -----------------------------------------------------------
