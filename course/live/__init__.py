@@ -5,9 +5,10 @@
 
 Modules, from the bottom up: ``options`` (LiveOptions, ModelConfig and their flags; no torch), ``worker`` (worker
 side, torchrun entry), ``launcher`` (start/watch/kill P workers), ``model`` (reference model and gradients),
-``executor`` (one rank's share of a plan), ``engine`` (what an engine provides), the engines ``course_engine``,
-``torch_engine`` and ``torch_runtime``, and ``runner`` (run_plan).  The names below load their module on first use,
-so reading the options does not import torch.
+``emulation`` (padding, message time stamps), ``transport`` (send, recv, post, drain), ``executor`` (one rank
+interprets its share of the lowered plan, course/lower.py), ``engine`` (what an engine provides), the engines
+``course_engine``, ``torch_engine`` and ``torch_runtime``, and ``runner`` (run_plan).  The names below load their
+module on first use, so reading the options does not import torch.
 """
 
 from importlib import import_module

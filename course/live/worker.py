@@ -7,8 +7,8 @@ traceback) back to JOBDIR.  It dies with the zygote that forked it (``die_with_p
 through ``run_in_env`` with env:// rendezvous instead, and dies with its torchrun agent.
 
 The status slot is one fixed-size record per rank in a shared file (mmap): a state letter, a change counter and a
-line of text such as "F1.s2: blocked in send of its activation to rank 3".  Writing it costs a memcpy, so the
-executor updates it around every blocking call; the parent reads it only when it suspects a hang.
+line of text such as "F1.s2: blocked in send of the activation for F1.s3 to rank 3".  Writing it costs a memcpy,
+so the transport updates it around every blocking call; the parent reads it only when it suspects a hang.
 """
 
 from __future__ import annotations
