@@ -5,8 +5,8 @@ the next stage of micro-batch i's route, and the input gradient that B(i, s) pas
 Which op consumes what is the plan's dependency rule (``Plan.dependencies``): a dependency on an op of *another*
 stage is a ``Message`` (what the stage itself keeps, F's saved tensors for its B, B's graph for its W, is not).
 Lowering turns each message between two ranks into a ``SEND`` right after its producer's step on the producer's
-rank and a ``RECV`` right before its consumer's step on the consumer's rank; a message between two stages of one
-rank stays on that rank.  This is what torch's ``_add_send_recv`` does to its compute-only schedules.
+rank and a ``RECV`` before its consumer's step on the consumer's rank (right before, unless the order of the
+sender's messages needs it earlier); a message between two stages of one rank stays on that rank.  This is what torch's ``_add_send_recv`` does to its compute-only schedules.
 
     from course.lower import lower, format_actions
     print(format_actions(lower(build("1f1b", 2, 2))))
@@ -111,7 +111,7 @@ def lower(plan: Plan) -> list[list[Action]]:
     RECV right before the step that consumes it, or earlier where the peer sends it before one this rank needs
     sooner: between two ranks, receives are posted in the order the sender sends (``pair_order_mismatches`` is
     then empty).  Waiting for the earlier message costs nothing, as the sender sends it before the later one.
-    Messages between two stages of one rank get no action."""
+    Messages between two stages of one rank get no action.  ``plan`` must be valid (``Plan.validate``)."""
     rank_of = plan.rank_of_stage()
     step_of = {op: i for steps in plan.ranks for i, step in enumerate(steps) for op in ops_of(step)}
     out_of = defaultdict(list)                   # producer -> its messages to other ranks

@@ -90,9 +90,9 @@ class Executor:
         self.actions = lower(plan)[rank]
         self.recvs = [a for a in self.actions if a.kind == RECV]
         mine = {op for step in plan.ranks[rank] for op in ops_of(step)}
-        crossing = [msg for msg in messages(plan) if msg.producer in mine or msg.consumer in mine]
-        self.into = {msg.consumer: msg for msg in crossing if msg.consumer in mine}     # op -> the tensor it takes
-        self.out_of = {msg.producer: msg for msg in crossing if msg.producer in mine}   # op -> the tensor it gives
+        between = messages(plan)
+        self.into = {msg.consumer: msg for msg in between if msg.consumer in mine}      # op -> the tensor it takes
+        self.out_of = {msg.producer: msg for msg in between if msg.producer in mine}    # op -> the tensor it gives
         sent = {a.message for a in self.actions if a.kind == SEND}
         self.local = {msg for msg in self.out_of.values() if msg not in sent}           # consumed on this rank
         self.modules = {s: make_chunk(self.chunk_of[s], plan.chunks, self.cfg).to(self.dev)
