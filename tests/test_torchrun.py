@@ -97,4 +97,11 @@ def test_killing_one_agent_ends_the_other_with_a_clear_error_and_leaves_nothing(
     lines = [line for line in err.splitlines() if line.startswith("error: rank")]
     assert lines and "another rank, its agent or its node ended or cannot be reached" in lines[0], err[-3000:]
     gone, alive = psutil.wait_procs(everyone, timeout=15)
-    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], alive
+    left = []
+    for p in alive:
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                left.append((p.pid, p.status(), " ".join(p.cmdline())[-120:]))
+        except psutil.NoSuchProcess:
+            pass
+    assert not left, (left, err[-3000:])

@@ -19,6 +19,7 @@ from contextlib import closing
 
 from ..command import Parser, add_cost_args, costs_from_args, dumps, positive_int, run_guarded
 from .options import add_live_args, options_from_args
+from .worker import die_with_parent
 
 
 def main(argv=None) -> int:
@@ -26,6 +27,7 @@ def main(argv=None) -> int:
         print("error: run me under torchrun (RANK/WORLD_SIZE unset); without torchrun use "
               "`python -m course live SCHEDULE -p P -m M`", file=sys.stderr)
         return 2
+    die_with_parent(os.getppid())           # the torchrun agent: killed outright, it takes this worker along
     return run_guarded(_main, argv)
 
 
@@ -41,9 +43,8 @@ def _main(argv) -> int:
     args = parser.parse_args(argv)
     from ..schedules import build
     from .runner import finish, prepare
-    from .worker import die_with_parent, run_in_env
+    from .worker import run_in_env
 
-    die_with_parent(os.getppid())           # the torchrun agent: killed outright, it takes this worker along
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     runs = []
     for name in args.schedules:             # every plan checked before any rank joins the group
