@@ -15,7 +15,8 @@ Two transports:
 
 - ``Posted`` (the default): every receive is posted up front (``irecv``) and every send is an ``isend``, so any
   valid order runs.  On NCCL, receives are posted at the op instead: NCCL queues a pair's sends and receives on one
-  stream, so receives posted ahead would hold up the sends behind them.
+  stream, so receives posted ahead would hold up the sends behind them.  (The NCCL path with p >= 2 needs two
+  GPUs and has not been run yet: ``benchmarks/gpu_check.sh`` checks it, messages above NCCL's buffer included.)
 - ``Blocking`` (``--blocking-send``, the teaching mode): ``send`` and ``recv`` block at the op, the textbook
   mistake that makes 1F1B deadlock (``course.lower.blocking_deadlock`` predicts where).
 
