@@ -3,7 +3,9 @@
 torch describes a schedule as ``pipeline_order``: for each rank, a list of ``_Action``s printed like ``2F0``
 (stage 2, forward, micro-batch 0).  Compute kinds: ``F`` forward, ``I`` input gradient, ``W`` weight gradient,
 ``B`` *full* backward (I and W in one), ``(0F7;7B3)OVERLAP_F_B`` two ops run together; ``None`` marks an idle
-slot.  ``pipeline_order_with_comms`` adds SEND_F/RECV_F/SEND_B/RECV_B, UNSHARD/RESHARD and REDUCE_GRAD.
+slot.  ``pipeline_order_with_comms`` adds SEND_F/RECV_F/SEND_B/RECV_B, UNSHARD/RESHARD and REDUCE_GRAD: torch lowers a
+compute-only order with ``_add_send_recv``, the pass ``course.lower.lower`` mirrors (``compare_lowering`` holds
+the two together).
 
 Our plan says ``B`` for the input gradient when the plan has W ops and for the full backward otherwise, so:
 
@@ -20,6 +22,7 @@ It imports torch; the simulator and the CLI do not need it.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import tempfile
@@ -29,6 +32,7 @@ from types import SimpleNamespace
 from torch.distributed.pipelining import schedules as ts
 
 from .costs import Costs
+from .lower import COMPUTE, SEND, lower
 from .plan import Op, Overlap, Plan, PlanError, Step, ops_of
 from .schedules import build
 from .sim import simulate
@@ -129,6 +133,51 @@ def to_csv(plan: Plan) -> str:
     return buf.getvalue()
 
 
+def to_actions_with_comms(plan: Plan, lowered=None) -> list[list[str]]:
+    """``lower(plan)`` (or the given ``lowered`` actions of ``plan``) as torch action strings, one list per rank: compute actions as ``to_actions`` gives them,
+    with ``0SEND_F0``, ``1RECV_F0``, ``1SEND_B0``, ``0RECV_B0`` where the lowering puts its sends and receives
+    (the stage named is the rank's own: the producer of a send, the consumer of a receive)."""
+    compute = map(iter, to_actions(plan))
+    position = plan.chunk_of_stage()
+    rows = []
+    for actions, steps in zip(lower(plan) if lowered is None else lowered, compute):
+        row = []
+        for a in actions:
+            if a.kind == COMPUTE:
+                row.append(next(steps))
+            else:
+                kind = ("SEND_" if a.kind == SEND else "RECV_") + ("F" if a.message.producer.kind == "F" else "B")
+                row.append(f"{position[a.op.stage]}{kind}{a.op.mb}")
+        rows.append(row)
+    return rows
+
+
+def compare_lowering(plan: Plan, lowered=None) -> dict:
+    """``lower(plan)`` (or the given ``lowered`` actions) next to torch's own lowering of the same plan
+    (``_load_csv`` -> ``_add_send_recv``).
+
+    ``ours`` and ``torch``: per rank, the sends and receives in each one's order; ``same``: per rank, whether the
+    two hold the same sends and receives; ``accepted``: None when torch's dry run of our order
+    (``_simulate_comms_compute``) reaches the end, else its error."""
+    def comms(row):
+        return [a for a in row if "SEND" in a or "RECV" in a]
+
+    ours = to_actions_with_comms(plan, lowered)
+    runtime = load_in_torch(plan)
+    theirs = [comms(map(str, runtime.pipeline_order_with_comms[r])) for r in range(plan.p)]
+    rank_of, route = plan.rank_of_stage(), plan.routes[0]
+    # the dry run reads no overlapped pair: it gets the pair's two actions, one after the other
+    dry = {r: [leaf for a in row for leaf in _leaves(ts._Action.from_str(a))] for r, row in enumerate(ours)}
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):     # it prints its partial schedule when it stalls
+            ts._simulate_comms_compute(dry, lambda k: rank_of[route[k]], plan.num_stages)
+        accepted = None
+    except ValueError as e:
+        accepted = str(e)
+    return {"ours": [comms(row) for row in ours], "torch": theirs,
+            "same": [sorted(comms(a)) == sorted(b) for a, b in zip(ours, theirs)], "accepted": accepted}
+
+
 def read_csv(path: str | Path, m: int, name: str | None = None) -> Plan:
     """A torch schedule CSV (compute actions; communication actions are skipped) as a Plan."""
     with open(path, newline="") as f:
@@ -199,4 +248,4 @@ def _ops(a, split: bool) -> list[Op]:
 
 
 __all__ = ["TORCH_SCHEDULES", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch", "to_actions",
-           "to_csv", "read_csv", "load_in_torch"]
+           "to_csv", "to_actions_with_comms", "compare_lowering", "read_csv", "load_in_torch"]

@@ -20,11 +20,12 @@ import torch
 import torch.distributed as dist
 
 from course.costs import Costs
-from course.live import (DeadlockDetected, JobTimeout, LiveOptions, WorkerError, launch, run_plan,
+from course.live import (DeadlockDetected, JobTimeout, LiveOptions, WorkerError, WorkerStopped, launch, run_plan,
                          stray_workers)
 from course.live import course_engine
 from course.live.executor import select_device
 from course.live.model import ModelConfig, max_grad_error, reference_grads
+from course.lower import blocking_deadlock, lower
 from course.plan import Plan, ops_of
 from course.schedules import build
 from course.sim import simulate
@@ -212,6 +213,8 @@ def test_micro_batch_loss_scaling_gives_the_batch_loss():
     for k in range(2):
         x = Chunk(k, cfg)(x)
     assert sum(res.losses) / 4 == pytest.approx(loss_fn(x, y).item(), abs=1e-12)
+    bubble = next(line for line in res.report().splitlines() if line.startswith("bubble ratio"))
+    assert "real ops" in bubble and "--emulate" in bubble     # says which measure it is, and how to compare
 
 
 # ---- emulated device time ---------------------------------------------------------------------------
@@ -239,6 +242,7 @@ def test_emulated_latency_delays_the_consumer():
     res = run_plan(build("1f1b", 2, 4), costs, emulate=True, unit_ms=40)
     assert res.simulated_makespan == pytest.approx(simulate(build("1f1b", 2, 4), costs).makespan * 0.04)
     assert 0.85 <= res.ratio <= 1.25, res
+    assert "measured" in res.report() and "with emulated device time" in res.report()
     # rank 1's first forward cannot start before rank 0's F0 ends plus one unit of latency
     f0_rank0, f0_rank1 = res.timeline.spans[0][0], res.timeline.spans[1][0]
     assert f0_rank1.start - f0_rank0.end >= 0.04 * 0.95
@@ -255,11 +259,44 @@ def test_blocking_send_1f1b_deadlock_is_reported_and_cleaned_up():
     assert all("blocked in send" in s for s in states.values()), states
     assert "B0.s3: blocked in send of the gradient for B0.s2 to rank 2" in states[3]
     assert "F1.s2: blocked in send of the activation for F1.s3 to rank 3" in states[2]
+    # where each rank is stuck is what the lowering predicts without a process
+    predicted = blocking_deadlock(lower(build("1f1b", 4, 8)))
+    assert all(states[r].startswith(a.describe()) for r, a in predicted.items()), (states, predicted)
+    assert _no_workers_left()
+
+
+@pytest.mark.timeout(120)
+def test_a_stopped_worker_is_named_as_stopped_within_the_stall():
+    """SIGSTOP one rank while it pads an emulated op: the watchdog names it stopped (not "padding") once it has
+    been stopped for the stall, instead of waiting for the job's timeout."""
+    stopped = []
+
+    def stop_one():
+        deadline = time.monotonic() + 60
+        while len(stray_workers()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(2)                        # both workers are past joining the group, inside the emulated steps
+        pid = stray_workers()[0]
+        os.kill(pid, signal.SIGSTOP)
+        stopped.append((pid, time.monotonic()))
+
+    thread = threading.Thread(target=stop_one)
+    thread.start()
+    # gpipe p=2 m=2 at 500 ms per unit: 4.5 s of emulated work; the stall is 5 of its longest steps, 5 s
+    with pytest.raises(WorkerStopped) as e:
+        run_plan(build("gpipe", 2, 2), emulate=True, unit_ms=500, timeout=100)
+    thread.join()
+    waited = time.monotonic() - stopped[0][1]
+    assert waited < 5 + 10, waited           # the stall, plus the snapshot and polling
+    named = [r for r, text in e.value.states.items() if text.startswith("stopped (SIGSTOP")]
+    assert len(named) == 1 and f"rank {named[0]} stopped" in str(e.value), e.value
+    assert "padding" not in e.value.states[named[0]].split(";")[0]
     assert _no_workers_left()
 
 
 def test_blocking_send_gpipe_with_few_microbatches_still_runs():
     # GPipe never has two neighbours sending to each other at once, so blocking sends are harmless there.
+    assert blocking_deadlock(lower(build("gpipe", 2, 2))) is None
     assert run_plan(build("gpipe", 2, 2), blocking_send=True).grad_ok
 
 
@@ -338,7 +375,7 @@ def test_device_selection(monkeypatch):
         run_plan(build("1f1b", 2, 2), backend="nccl")
 
 
-# ---- CLI and torchrun ------------------------------------------------------------------------------------
+# ---- CLI (torchrun runs on two agents in test_torchrun.py) ---------------------------------------------------
 def test_cli_json(capsys):
     from course.cli import main
 
@@ -355,18 +392,15 @@ def test_cli_errors_are_one_line(capsys):
     assert main(["live", "1f1b", "-p", "2", "-m", "2", "--backend", "nccl"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "nccl" in err
+    # a unit so long that the emulated run cannot end before the timeout (1e308 ms overflows a sleep)
+    for unit in ("1e308", "20000"):
+        assert main(["live", "1f1b", "-p", "2", "-m", "2", "--emulate", "--unit-ms", unit]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and "--timeout 60 s; lower --unit-ms" in err, err
+    assert not stray_workers()
     assert main(["live", "1f1b", "-p", "4", "-m", "8", "--blocking-send", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["deadlock"] is True and set(out["states"]) == {"0", "1", "2", "3"}
-
-
-def test_torchrun_entry_point():
-    torchrun = Path(sys.executable).with_name("torchrun")
-    proc = subprocess.run([str(torchrun), "--nproc-per-node", "2", "-m", "course.live", "1f1b", "-m", "4", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["grad_ok"] is True and out["p"] == 2
 
 
 # ---- options: checked once, before any process starts -----------------------------------------------------------

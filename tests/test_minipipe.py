@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from course.live import DeadlockDetected, stray_workers
+from course.lower import SEND, blocking_deadlock, exchanges, lower
 from course.minipipe import ROWS, batch, max_error, reference, run, stage, token_loss
+from course.schedules import build
 
 LENGTHS = [4, 1, 3, 2, 4, 4, 2, 3]
 
@@ -13,6 +15,7 @@ LENGTHS = [4, 1, 3, 2, 4, 4, 2, 3]
 def test_parity_and_batched_blocking_p2p_run_and_match_the_token_mean_gradients():
     want = reference(4, 8, LENGTHS)
     for comm in ("parity", "batched"):
+        assert blocking_deadlock(exchanges(lower(build("1f1b", 4, 8)), comm)) is None   # predicted to run
         assert max_error(run(4, 8, comm, LENGTHS), want) < 1e-12, comm
     assert max_error(run(3, 2, "parity", [1, 3]), reference(3, 2, [1, 3])) < 1e-12   # m < p: no steady state
 
@@ -23,6 +26,12 @@ def test_naive_blocking_p2p_deadlocks_between_the_last_two_ranks():
         run(4, 8, "naive", LENGTHS, stall=1.0)
     states = info.value.states
     assert "send to rank 3" in states[2] and "send to rank 2" in states[3], states
+    # the lowered 1F1B, issued as this worker issues it, predicts every rank's call
+    predicted = blocking_deadlock(exchanges(lower(build("1f1b", 4, 8)), "naive"))
+    assert set(predicted) == set(states)
+    for r, a in predicted.items():
+        call = f"blocked in send to rank {a.peer}" if a.kind == SEND else f"blocked in recv from rank {a.peer}"
+        assert call in states[r], (r, states[r], a)
     assert not stray_workers()
 
 

@@ -7,8 +7,9 @@ from course.costs import Costs
 from course.plan import Plan, PlanError
 from course.schedules import REGISTRY, build
 from course.sim import DeadlockError, simulate
-from course.torch_bridge import (TORCH_SCHEDULES, compare, from_torch, load_in_torch, read_csv, to_actions, to_csv,
-                                 torch_order, torch_plan)
+from course.lower import COMPUTE, RECV, lower
+from course.torch_bridge import (TORCH_SCHEDULES, compare, compare_lowering, from_torch, load_in_torch, read_csv,
+                                 to_actions, to_csv, torch_order, torch_plan)
 
 COSTS = [Costs(), Costs(f=1, b=2, w=1), Costs(comm=0.5), Costs(f=[1, 2, 1, 3], b=[2, 1, 1, 1], w=0.5)]
 SIZES = [(4, 8), (2, 4), (3, 6), (4, 16)]
@@ -98,6 +99,29 @@ def test_round_trip_through_torchs_loader(name, tmp_path):
     back = read_csv(f, 8)
     assert back.format() == plan.format() and back.placement == plan.placement
     assert simulate(back).makespan == simulate(plan).makespan
+
+
+@pytest.mark.parametrize("name", [n for n in REGISTRY if n != "dualpipe"])
+@pytest.mark.parametrize("p, m", [(2, 4), (4, 8)])
+def test_our_lowering_has_torchs_sends_and_receives_in_an_order_torch_accepts(name, p, m):
+    """course.lower against torch's _add_send_recv on every registered schedule with one route (all but dualpipe):
+    the same sends and receives on every rank, and torch's dry run of our order reaches the end."""
+    plan = build(name, p, m, **({"v": 2} if "v" in REGISTRY[name].params else {}))
+    got = compare_lowering(plan)
+    assert got["same"] == [True] * p, (got["ours"], got["torch"])
+    assert got["accepted"] is None, got["accepted"]
+    assert sum(map(len, got["ours"])) > 0
+
+
+def test_torchs_dry_run_refuses_a_receive_after_its_consumer():
+    plan = build("1f1b", 2, 4)
+    lowered = lower(plan)
+    row = lowered[1]
+    first = next(i for i, a in enumerate(row) if a.kind == RECV)
+    row.insert(first + 2, row.pop(first))          # rank 1 computes F0 before receiving its input
+    assert row[first].kind == COMPUTE
+    got = compare_lowering(plan, lowered)
+    assert got["same"] == [True, True] and got["accepted"] == "Schedule is not progressing"
 
 
 def test_dualpipe_has_no_torch_form():

@@ -11,7 +11,8 @@ The parent watches four things:
 - a worker that raised: its rank and traceback come back as ``WorkerError``;
 - a worker that died without a result (crash, ``os._exit``): ``WorkerError`` with the tail of its stderr;
 - every unfinished worker stuck: blocked in communication (its status slot says so, or, for code that does not
-  report, it burnt no CPU) with no change for ``stall`` seconds: ``DeadlockDetected``;
+  report, it burnt no CPU) with no change for ``stall`` seconds: ``DeadlockDetected``; where one of them is
+  stopped (SIGSTOP, a debugger) instead, ``WorkerStopped`` names it, whatever its status slot last said;
 - the wall-clock ``timeout``: ``JobTimeout``.
 The last two report per rank what it was doing: the status line and the innermost frames of its Python stack.
 """
@@ -65,6 +66,11 @@ class JobTimeout(LiveError):
 
 class DeadlockDetected(JobTimeout):
     """Every unfinished rank was blocked in communication and nothing moved for ``stall`` seconds."""
+
+
+class WorkerStopped(JobTimeout):
+    """A rank has been stopped (SIGSTOP, a debugger) for ``stall`` seconds and every other unfinished rank was
+    stuck meanwhile: the job cannot move until the stopped one is continued."""
 
 
 class _Store:
@@ -173,15 +179,23 @@ def _exists(pid: int) -> bool:
         return True
 
 
-def _alive(pid: int) -> bool:
-    """The process is there and not a zombie (the zygote reaps its children, but be safe)."""
-    if not _exists(pid):
-        return False
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (R running, S sleeping, T stopped, t traced, Z zombie; '' unknown)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    """The process is there and not a zombie (the zygote reaps its children, but be safe)."""
+    return _exists(pid) and _state(pid) != "Z"
+
+
+def _stopped(pid: int) -> bool:
+    """Stopped by a signal (SIGSTOP, SIGTSTP) or held by a debugger: it runs no code until continued."""
+    return _state(pid) in ("T", "t")
 
 
 def _check_target(target) -> None:
@@ -298,11 +312,17 @@ def _watch(pids, jobdir: Path, world_size: int, timeout: float, stall: float | N
                 if moved:
                     last[r] = (seq, cpu, now)
                 # Waiting in a send/recv counts after `stall` s without change; code that does not report its
-                # state ("r") only if it also burnt no CPU meanwhile.  Sleeping and starting never count.
+                # state ("r") only if it also burnt no CPU meanwhile; a stopped process whatever its slot says.
+                # Sleeping and starting never count.
                 quiet = now - last[r][2] >= stall
-                stuck.append(quiet and (state == "w" or (state == "r" and cpu is not None)))
+                stuck.append(quiet and (state == "w" or (state == "r" and cpu is not None) or _stopped(pid)))
             if stuck and all(stuck):
                 states, stacks = _snapshot(pids, jobdir, world_size)
+                stopped = [r for r, pid in enumerate(pids) if outcome[r] == "running" and _stopped(pid)]
+                if stopped:
+                    raise WorkerStopped(f"rank {', '.join(map(str, stopped))} stopped (SIGSTOP or a debugger), "
+                                        f"and no unfinished rank has moved for {stall:g} s (detected after "
+                                        f"{now - t0:.1f} s); where each rank is:", states, stacks, now - t0)
                 raise DeadlockDetected(f"deadlock: every unfinished rank has been blocked for {stall:g} s "
                                        f"(detected after {now - t0:.1f} s); where each rank is stuck:",
                                        states, stacks, now - t0)
@@ -373,7 +393,9 @@ def _snapshot(pids, jobdir: Path, world_size: int) -> tuple[dict[int, str], dict
         stacks[r] = stack
         state, _, text = status[r]
         where = _where(stack)
-        if state == "w" and text:
+        if _stopped(pids[r]):        # its stack cannot be dumped until it runs again
+            states[r] = f"stopped (SIGSTOP or a debugger; SIGCONT resumes it); last status: {text or 'none'}"
+        elif state == "w" and text:
             states[r] = text + (f" [{where}]" if where else "")
         elif state == "i":
             states[r] = "still starting (importing torch or joining the process group)"

@@ -99,7 +99,13 @@ class LiveResult:
         else:
             lines.append(f"makespan: measured {self.measured_makespan:.4f} s; simulated {s.makespan:g} cost units "
                          "(use --emulate to compare in seconds)")
-        lines.append(f"bubble ratio: measured {t.bubble_ratio:.1%}, simulated {s.bubble_ratio:.1%}")
+        if self.emulate:
+            lines.append(f"bubble ratio (idle share of rank time): measured {t.bubble_ratio:.1%} with emulated "
+                         f"device time, simulated {s.bubble_ratio:.1%}")
+        else:
+            lines.append(f"bubble ratio (idle share of rank time): measured {t.bubble_ratio:.1%} of this machine's "
+                         f"real ops (microseconds each, so messaging dominates), simulated {s.bubble_ratio:.1%} "
+                         "under the modelled costs; --emulate pads each op to its modelled duration to compare")
         measured, predicted = (self.meta.get(k) for k in ("measured_peak_activation_bytes",
                                                            "simulated_peak_activation_bytes"))
         if measured:

@@ -76,6 +76,13 @@ def prepare(plan: Plan, options: LiveOptions) -> Prepared:
     if options.device == "cuda":
         check_cuda()
     simulated = simulate(plan, options.costs)      # validates; a plan that cannot finish stops here
+    if options.emulate:
+        emulated = simulated.makespan * options.unit_s * options.iterations    # inf for a huge --unit-ms
+        if not emulated <= options.timeout:
+            raise ValueError(f"--emulate at --unit-ms {options.unit_ms:g} makes {plan.name}'s simulated makespan "
+                             f"{simulated.makespan:g} units x {options.iterations} iteration(s) last "
+                             f"{emulated:.3g} s, beyond --timeout {options.timeout:g} s; lower --unit-ms or raise "
+                             "--timeout")
     engine = ENGINE_MODULES[options.engine]
     return Prepared(plan, options, engine, engine.job(plan, options), simulated)
 

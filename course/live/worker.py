@@ -3,11 +3,12 @@
 A worker started by ``launch`` (forked by the zygote) runs ``main(JOBDIR, RANK)``: it reads the job (target,
 arguments, world size, backend, the parent's TCPStore port and this job's key prefix) from JOBDIR, joins the
 process group, calls ``target(rank, world_size, *args)`` and writes the return value (or its exception with the
-traceback) back to JOBDIR.  It dies with the zygote that forked it (``die_with_parent``).  Under ``torchrun`` the same target runs through ``run_in_env`` with env:// rendezvous instead.
+traceback) back to JOBDIR.  It dies with the zygote that forked it (``die_with_parent``).  Under ``torchrun`` the same target runs
+through ``run_in_env`` with env:// rendezvous instead, and dies with its torchrun agent.
 
 The status slot is one fixed-size record per rank in a shared file (mmap): a state letter, a change counter and a
-line of text such as "F1.s2: blocked in send of its activation to rank 3".  Writing it costs a memcpy, so the
-executor updates it around every blocking call; the parent reads it only when it suspects a hang.
+line of text such as "F1.s2: blocked in send of the activation for F1.s3 to rank 3".  Writing it costs a memcpy,
+so the transport updates it around every blocking call; the parent reads it only when it suspects a hang.
 """
 
 from __future__ import annotations
@@ -150,20 +151,22 @@ def _write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def run_in_env(target, args=(), backend: str = "gloo", timeout: float = 300.0):
-    """Run ``target(rank, world_size, *args)`` in a process group set up by torchrun (env:// rendezvous).
+def run_in_env(calls, backend: str = "gloo", timeout: float = 300.0):
+    """Run each ``(target, args)`` of ``calls`` in turn, ``target(rank, world_size, *args)``, in one process group
+    set up by torchrun (env:// rendezvous).
 
-    Returns the list of every rank's return value on rank 0 (gathered with gather_object), None elsewhere."""
+    Yields, per call, the list of every rank's return value on rank 0 (gathered with gather_object), None
+    elsewhere."""
     import torch.distributed as dist
 
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     _limit_threads()
     _init_group(backend, rank, world_size, timeout)
     try:
-        result = target(rank, world_size, *args)
-        gathered = [None] * world_size if rank == 0 else None
-        dist.gather_object(result, gathered, dst=0)
-        return gathered
+        for target, args in calls:
+            result = target(rank, world_size, *args)
+            gathered = [None] * world_size if rank == 0 else None
+            dist.gather_object(result, gathered, dst=0)
+            yield gathered
     finally:
         dist.destroy_process_group()
-
