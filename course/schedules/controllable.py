@@ -146,23 +146,33 @@ def reorder_ends(plan: Plan) -> Plan:
     return Plan(ranks, plan.m, placement=plan.placement, name=plan.name)
 
 
+V_ZB_OFFSETS = (4, 3, 2)    # first leg, turn, second leg
+
+
+def block(name: str, p: int) -> dict[tuple[str, int], int]:
+    """The building block of ``name`` ("v-min", "v-half" or "v-zb") for p ranks: the slot of each (kind, stage)."""
+    offsets = {"v-min": ((1,), (1,)), "v-half": ((2, 1), (1,))}
+    if name == "v-zb":
+        return building_block(p, *v_offsets(p, *V_ZB_OFFSETS), 0)
+    if name not in offsets:
+        raise ValueError(f"no building block named {name!r}; known: v-min, v-half, v-zb")
+    return building_block(p, *offsets[name], 0)
+
+
 @register("v-min", summary="V placement, building block with offsets 1: activation memory ~1/3 of 1F1B's")
 def v_min(p: int, m: int) -> Plan:
     """V-Min: the tightest block (forward and backward offsets 1, W right after B)."""
-    return repeat_block(p, m, building_block(p, (1,), (1,), 0), "v-min")
+    return repeat_block(p, m, block("v-min", p), "v-min")
 
 
 @register("v-half", summary="V placement, building block with forward offsets 2,1: memory ~1/2 of 1F1B's")
 def v_half(p: int, m: int) -> Plan:
     """V-Half: forward offsets alternating 2 and 1, backward offsets 1."""
-    return repeat_block(p, m, building_block(p, (2, 1), (1,), 0), "v-half")
-
-
-V_ZB_OFFSETS = (4, 3, 2)    # first leg, turn, second leg
+    return repeat_block(p, m, block("v-half", p), "v-half")
 
 
 @register("v-zb", summary="V placement, building block with offsets 4, 3, 2, ends reordered: 1F1B's memory, "
                           "no idle if F=B=W and m >= 2p-1")
 def v_zb(p: int, m: int) -> Plan:
     """V-ZB: the block with offsets 4 (first leg), 3 (turn), 2 (second leg), its warm-up and cool-down reordered."""
-    return reorder_ends(repeat_block(p, m, building_block(p, *v_offsets(p, *V_ZB_OFFSETS), 0), "v-zb"))
+    return reorder_ends(repeat_block(p, m, block("v-zb", p), "v-zb"))

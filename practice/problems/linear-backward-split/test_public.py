@@ -1,6 +1,7 @@
 import torch
 
 from course.checks import assert_not_using, assert_tensor_close
+from course.i18n import tr
 
 from submission import linear_input_grad, linear_weight_grad
 
@@ -20,7 +21,8 @@ def test_small_matrix():
         got_dx = linear_input_grad(gy, w)
         got_dw, got_db = linear_weight_grad(gy, x)
     assert_tensor_close(got_dx, dx, "linear_input_grad (dX)", "dX = dY @ W")
-    assert_tensor_close(got_dw, dw, "linear_weight_grad 的 dW", "dW = dY^T @ X")
-    assert_tensor_close(got_db, db, "linear_weight_grad 的 db", "db 是 dY 按行求和")
+    assert_tensor_close(got_dw, dw, tr("linear_weight_grad 的 dW", "linear_weight_grad's dW"), "dW = dY^T @ X")
+    assert_tensor_close(got_db, db, tr("linear_weight_grad 的 db", "linear_weight_grad's db"),
+                        tr("db 是 dY 按行求和", "db is dY summed over its rows"))
     for fn in (linear_input_grad, linear_weight_grad):
         assert_not_using(fn, "torch.autograd", "torch.func", names=("backward", "grad", "autograd", "vjp"))

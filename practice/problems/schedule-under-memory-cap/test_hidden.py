@@ -2,6 +2,7 @@ import random
 
 from course.checks import CheckFailed, assert_not_using, assert_raises, assert_true, fresh_seed
 from course.costs import Costs
+from course.i18n import tr
 from course.plan import Plan, PlanError
 from course.search import search
 from course.sim import simulate
@@ -15,19 +16,22 @@ def check(p, m, f, b, w, cap, w_mem, what):
     orders = schedule_under_cap(p, m, f, b, w, cap, w_mem)
     if type(orders) is not list or len(orders) != p or \
             not all(type(o) is list and all(type(t) is str for t in o) for o in orders):
-        raise CheckFailed(f"{what}: 要返回 {p} 个 rank，每个 rank 一个 token 字符串列表")
+        raise CheckFailed(tr(f"{what}: 要返回 {p} 个 rank，每个 rank 一个 token 字符串列表",
+                                  f"{what}: return {p} ranks, each a list of token strings"))
     costs = Costs(f=f, b=b, w=w, w_mem=w_mem)
     try:
         tl = simulate(Plan.parse("\n".join(" ".join(o) for o in orders), m), costs)
     except PlanError as e:
-        raise CheckFailed(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}") from None
+        raise CheckFailed(tr(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}", f"{what}: not a valid plan, or it deadlocks: {e}")) from None
     if not all(any(t.startswith("W") for t in o) for o in orders):
-        raise CheckFailed(f"{what}: backward 要拆成 B 和 W")
+        raise CheckFailed(tr(f"{what}: backward 要拆成 B 和 W", f"{what}: split the backward into B and W"))
     for r, peak in enumerate(tl.peak_activations):
-        assert_true(peak <= cap + 1e-9, f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了上限 {cap:g}")
+        assert_true(peak <= cap + 1e-9, tr(f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了上限 {cap:g}",
+                                                        f"{what}: rank {r} peaks at {peak:g} activations, above the cap {cap:g}"))
     ref = search(p, m, costs, cap).makespan
     assert_true(tl.makespan <= MARGIN * ref * (1 + 1e-9),
-                f"{what}: makespan {tl.makespan:.4g} 超过了 course.search 的 {ref:.4g} 的 {MARGIN} 倍")
+                tr(f"{what}: makespan {tl.makespan:.4g} 超过了 course.search 的 {ref:.4g} 的 {MARGIN} 倍",
+                   f"{what}: makespan {tl.makespan:.4g} is more than {MARGIN} times course.search's {ref:.4g}"))
 
 
 def test_one_rank_and_tight_caps():
@@ -37,8 +41,8 @@ def test_one_rank_and_tight_caps():
 
 
 def test_zero_bubble_caps():
-    check(4, 8, 1.0, 1.0, 1.0, 4.0, 1.0, "p=4 m=8 cap=p (ZB-H1 的内存)")
-    check(4, 8, 1.0, 1.0, 1.0, 7.0, 1.0, "p=4 m=8 cap=2p-1 (ZB-H2 的内存)")
+    check(4, 8, 1.0, 1.0, 1.0, 4.0, 1.0, tr("p=4 m=8 cap=p (ZB-H1 的内存)", "p=4 m=8 cap=p (ZB-H1's memory)"))
+    check(4, 8, 1.0, 1.0, 1.0, 7.0, 1.0, tr("p=4 m=8 cap=2p-1 (ZB-H2 的内存)", "p=4 m=8 cap=2p-1 (ZB-H2's memory)"))
 
 
 def test_random_problems():

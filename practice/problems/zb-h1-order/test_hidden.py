@@ -2,6 +2,7 @@ import random
 
 from course.checks import CheckFailed, assert_not_using, assert_raises, assert_true, fresh_seed
 from course.costs import Costs
+from course.i18n import tr
 from course.plan import Plan, PlanError
 from course.schedules import build
 from course.sim import simulate
@@ -12,23 +13,26 @@ from submission import zb_h1_order
 def check_plan(p, m, costs, what):
     ranks = [zb_h1_order(p, m, r) for r in range(p)]
     if not all(isinstance(o, list) and all(isinstance(t, str) for t in o) for o in ranks):
-        raise CheckFailed(f"{what}: 每个 rank 应该返回一个字符串列表")
+        raise CheckFailed(tr(f"{what}: 每个 rank 应该返回一个字符串列表", f"{what}: each rank must return a list of strings"))
     try:
         tl = simulate(Plan.parse("\n".join(" ".join(o) for o in ranks), m), costs)
     except PlanError as e:
-        raise CheckFailed(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}") from None
+        raise CheckFailed(tr(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}", f"{what}: not a valid plan, or it deadlocks: {e}")) from None
     if not any(t.startswith("W") for o in ranks for t in o):
-        raise CheckFailed(f"{what}: 要把 backward 拆成 B 和 W")
+        raise CheckFailed(tr(f"{what}: 要把 backward 拆成 B 和 W", f"{what}: split the backward into B and W"))
     for r, peak in enumerate(tl.peak_activations):
-        assert_true(peak <= p + 1e-9, f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了 p={p}")
+        assert_true(peak <= p + 1e-9, tr(f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了 p={p}",
+                                               f"{what}: rank {r} peaks at {peak:g} activations, above p={p}"))
     f, b, w = costs.f, costs.b, costs.w
     if m >= p:
         target = m * (f + b + w) + (p - 1) * (f + b - w)
         assert_true(tl.makespan <= target + 1e-9 * target,
-                    f"{what}: makespan {tl.makespan:g}，目标 m(F+B+W)+(p-1)(F+B-W) = {target:g}")
+                    tr(f"{what}: makespan {tl.makespan:g}，目标 m(F+B+W)+(p-1)(F+B-W) = {target:g}",
+                       f"{what}: makespan {tl.makespan:g}, the target m(F+B+W)+(p-1)(F+B-W) is {target:g}"))
     else:
         limit = simulate(build("1f1b", p, m), costs).makespan
-        assert_true(tl.makespan <= limit + 1e-9 * limit, f"{what}: makespan {tl.makespan:g} 比 1F1B 的 {limit:g} 还长")
+        assert_true(tl.makespan <= limit + 1e-9 * limit, tr(f"{what}: makespan {tl.makespan:g} 比 1F1B 的 {limit:g} 还长",
+                                                      f"{what}: makespan {tl.makespan:g} is longer than 1F1B's {limit:g}"))
 
 
 def test_edge_cases():
