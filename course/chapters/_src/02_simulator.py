@@ -459,10 +459,16 @@ md(claim(all(v == GPT3.layers * bytes_per_layer for v in rank0.values())
 GPU, GB_P, GB_M = 80e9, 8, 32
 md(text("static-intro", p=GB_P, m=GB_M, gpu=GPU / 1e9))
 real = {s: pipeline_memory(build(s, GB_P, GB_M), GPT3, cfg_sel) for s in ("gpipe", "1f1b")}
+
+
+def draw_gb(axes, memories, title):
+    """Each schedule's bytes per rank over one iteration, side by side, against the GPU's capacity."""
+    for ax, (name, pm) in zip(axes, memories.items()):
+        plots.memory(pm.timeline, ax=ax, curves=pm.curves(), gpu_mem=GPU, title=f"{title}, {name}")
+
+
 fig, axes = plt.subplots(1, 2, figsize=(14, 3.6), sharey=True)
-for ax, (name, pm) in zip(axes, real.items()):
-    plots.memory(pm.timeline, ax=ax, curves=pm.curves(), gpu_mem=GPU,
-                 title=f"GPT-3 175B, {name}, p={GB_P}, m={GB_M}, tp={TP} + SP")
+draw_gb(axes, real, f"GPT-3 175B, p={GB_P}, m={GB_M}, tp={TP} + SP")
 plt.show()
 peak_gpipe, peak_1f1b = (max(pm.peak) for pm in real.values())
 md(claim(peak_gpipe > GPU >= peak_1f1b and real["1f1b"].peak.index(peak_1f1b) == 0,
@@ -707,13 +713,20 @@ guess_latency = None   # e.g. [6, 6]
 latencies = [0.0, 0.25, 0.5, 1.0]
 span = {s: [simulate(build(s, P, M), Costs(f=BASE.f, b=BASE.b, w=BASE.w, comm=c)).makespan for c in latencies]
         for s in ("gpipe", "1f1b")}
+
+
+def draw_latency(ax, latencies, span, title):
+    """Each schedule's makespan against the point-to-point latency."""
+    for name, ys in span.items():
+        ax.plot(latencies, ys, "o-", label=name)
+    ax.set_xlabel("p2p latency c (cost units)")
+    ax.set_ylabel("makespan")
+    ax.set_title(title, fontsize=10)
+    ax.legend()
+
+
 fig, ax = plt.subplots(figsize=(6, 3))
-for s, ys in span.items():
-    ax.plot(latencies, ys, "o-", label=s)
-ax.set_xlabel("p2p latency c (cost units)")
-ax.set_ylabel("makespan")
-ax.set_title(f"p={P}, m={M}, F={BASE.f:g}, backward={BASE.b + BASE.w:g}", fontsize=10)
-ax.legend()
+draw_latency(ax, latencies, span, f"p={P}, m={M}, F={BASE.f:g}, backward={BASE.b + BASE.w:g}")
 plt.show()
 c = latencies[-1]
 extra = {s: span[s][-1] - span[s][0] for s in span}
