@@ -206,7 +206,7 @@ def one_event_per_step(schedule, p, m, f, backward):
 
 EVENT_SPACE = {"schedule": ["gpipe", "1f1b", "zb-h1", "zb-h2"], "p": (1, 8), "m": (1, 16), "f": (0.5, 2.0),
                "backward": (0.5, 4.0)}
-events_sw = sweep(one_event_per_step, EVENT_SPACE, n=60, seed=2)
+events_sw = sweep(one_event_per_step, EVENT_SPACE, n=150, seed=2)
 md(claim(len(trace) == n_steps and [t for t, _, _ in trace] == sorted(t for t, _, _ in trace)
          and abs(tl.makespan - formula) < 1e-9 and events_sw.holds,
          text("events", steps=n_steps, events=len(trace), f=F, backward=BACKWARD, makespan=tl.makespan,
@@ -248,7 +248,7 @@ def same_makespan(p, m, f, backward):
 
 
 EVEN_SPACE = {"p": (1, 8), "m": (1, 24), "f": (0.5, 2.0), "backward": (0.5, 4.0)}
-even_sw = sweep(same_makespan, EVEN_SPACE, n=80, seed=3)
+even_sw = sweep(same_makespan, EVEN_SPACE, n=200, seed=3)
 md(claim(gpipe_tl.makespan == ofob_tl.makespan and gpipe_tl.bubble_ratio == ofob_tl.bubble_ratio and even_sw.holds,
          text("same-bubble", makespan=gpipe_tl.makespan, bubble=gpipe_tl.bubble_ratio,
               gpipe_peaks=numbers(gpipe_tl.peak_activations), ofob_peaks=numbers(ofob_tl.peak_activations),
@@ -331,7 +331,7 @@ def peak_law(p, m, f, backward, comm):
 
 
 PEAK_SPACE = {"p": (1, 8), "m": (1, 24), "f": (0.5, 2.0), "backward": (0.5, 4.0), "comm": (0.0, 1.0)}
-peak_sw = sweep(peak_law, PEAK_SPACE, n=80, seed=4)
+peak_sw = sweep(peak_law, PEAK_SPACE, n=200, seed=4)
 md(claim(peak_sw.holds, text("peak-law", checked=peak_sw.checked, space=ranges(PEAK_SPACE)), **peak_sw.figures()))
 
 # %% [markdown] bytes
@@ -633,7 +633,7 @@ def position_rule(p, m, h):
 
 
 HEAVY_SPACE = {"p": (2, 8), "m": (1, 24), "h": (1.05, 4.0)}
-position_sw = sweep(position_rule, HEAVY_SPACE, n=100, seed=6)
+position_sw = sweep(position_rule, HEAVY_SPACE, n=250, seed=6)
 md(reveal(guess_heavy_positions, [shortest(ofob_spans), shortest(gpipe_spans)], claim(
     all(x < y for x, y in zip(ofob_spans, ofob_spans[1:])) and len(set(gpipe_spans)) == 1 and position_sw.holds,
     text("heavy-reveal", last=P - 1, spans=" / ".join(f"{x:g}" for x in ofob_spans), n=P, gpipe=gpipe_spans[0],
@@ -672,7 +672,7 @@ def heavy_last_rule(p, m, h):
 
 
 LAST_SPACE = {"p": (1, 8), "m": (1, 24), "h": (1.0, 4.0)}
-last_sw = sweep(heavy_last_rule, LAST_SPACE, n=100, seed=7)
+last_sw = sweep(heavy_last_rule, LAST_SPACE, n=250, seed=7)
 bound = M * max(stage_times(P, HEAVY, P - 1))    # the slowest stage must do all of its own work
 even = sum(heaviness(P, HEAVY, P - 1)) / P        # the same total work spread evenly
 balanced = simulate(build("1f1b", P, M), Costs(f=BASE.f * even, b=BASE.b * even, w=BASE.w * even))
@@ -743,7 +743,7 @@ def latency_rule(p, m, f, backward, c):
 
 
 LATENCY_SPACE = {"p": (2, 8), "m": (1, 24), "f": (0.5, 2.0), "backward": (0.5, 4.0), "c": (0.01, 1.0)}
-latency_sw = sweep(latency_rule, LATENCY_SPACE, n=100, seed=8)
+latency_sw = sweep(latency_rule, LATENCY_SPACE, n=250, seed=8)
 md(reveal(guess_latency, [extra["gpipe"], extra["1f1b"]], claim(
     extra["1f1b"] > extra["gpipe"] and abs(extra["gpipe"] - 2 * (P - 1) * c) < 1e-9 and latency_sw.holds,
     text("latency-reveal", c=c, f=BASE.f, backward=BASE.b + BASE.w, gpipe=extra["gpipe"], ofob=extra["1f1b"],
