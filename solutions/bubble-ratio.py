@@ -6,22 +6,27 @@ import math
 def bubble_from_spans(spans):
     """1 - busy / (p x makespan) for per-rank lists of (start, end) busy intervals; 0.0 when nothing ran.
 
+    One rank's intervals may overlap (two streams at once): a moment counts as busy once.
     Raises ValueError for an interval that is not two finite non-negative numbers with start <= end.
     """
     ### BEGIN SOLUTION
     busy, first, last = 0.0, math.inf, -math.inf
     for r, rank in enumerate(spans):
+        intervals = []
         for start, end in rank:
             for x in (start, end):
                 if type(x) not in (int, float) or not math.isfinite(x) or x < 0:
                     raise ValueError(f"rank {r}: times must be finite non-negative numbers, got {x!r}")
             if end < start:
                 raise ValueError(f"rank {r}: interval ({start}, {end}) ends before it starts")
-            busy += end - start
+            intervals.append((start, end))
             first, last = min(first, start), max(last, end)
-    if busy == 0 and last <= first:
-        return 0.0
-    area = len(spans) * (last - first)
+        covered = -math.inf             # the union of the rank's intervals, swept from left to right
+        for start, end in sorted(intervals):
+            if end > covered:
+                busy += end - max(start, covered)
+                covered = end
+    area = len(spans) * (last - first) if last > first else 0.0
     return 1.0 - busy / area if area > 0 else 0.0
     ### END SOLUTION
 

@@ -1,4 +1,4 @@
-"""Exercise heavy-stage-position (chapter 2): where one slow stage hurts 1F1B least, and the makespan it costs."""
+"""Exercise heavy-stage-position (chapter 2): where one slow stage hurts 1F1B least, and its makespan at the front."""
 
 import math
 
@@ -29,11 +29,19 @@ def best_positions(p, m, h):
     ### END SOLUTION
 
 
-def makespan_heavy_last(p, m, h):
-    """1F1B's makespan when the last of p stages is h times slower: F = 1, backward = 2 elsewhere."""
+def makespan_heavy_first(p, m, h):
+    """1F1B's makespan for m >= p when the first of p stages is h times slower: F = 1, backward = 2 elsewhere.
+
+    Raises ValueError for m < p (the closed form asked for is the one for a full warm-up).
+    """
     ### BEGIN SOLUTION
     _check(p, m, h)
-    # Micro-batch 0 crosses every stage down and back: 3(p - 1) + 3h.  After that the slow last stage is the
-    # bottleneck and runs its m - 1 other forward+backward pairs back to back: 3h each.
-    return 3.0 * (p - 1) + 3.0 * h + 3.0 * h * (m - 1)
+    if m < p:
+        raise ValueError(f"the closed form is for m >= p, got m={m} < p={p}")
+    # The heavy stage 0 is busy m(h + 2h) = 3hm and idles in two places only.
+    # - Before its first backward: it runs p forwards (p*h) while the first gradient needs h for F0 on stage 0
+    #   plus 3(p-1) down and back through the fast stages: it waits (p-1) * max(0, 3 - h).
+    # - In its cool-down: after its last forward it still has p-1 backwards (2h each) to run, while the last
+    #   gradient needs 3(p-1) to come back: it waits (p-1) * max(0, 3 - 2h).
+    return 3.0 * h * m + (p - 1) * max(0.0, 3.0 - h) + (p - 1) * max(0.0, 3.0 - 2.0 * h)
     ### END SOLUTION

@@ -6,6 +6,7 @@ import math
 def bubble_from_spans(spans):
     """1 - busy / (p x makespan) for per-rank lists of (start, end) busy intervals; 0.0 when nothing ran.
 
+    One rank's intervals may overlap (two streams at once): a moment counts as busy once.
     Raises ValueError for an interval that is not two finite non-negative numbers with start <= end.
     """
     raise NotImplementedError  # TODO: your code here

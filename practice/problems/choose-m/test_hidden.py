@@ -4,6 +4,7 @@ from course.checks import assert_equal, assert_not_using, assert_raises, fresh_s
 from course.costs import Costs
 from course.schedules import build
 from course.sim import simulate
+from course.i18n import tr
 
 from submission import choose_m
 
@@ -34,10 +35,13 @@ def test_against_the_simulator():
         want = reference(p, batch, t0, c, act, cap)
         what = f"choose_m({p}, {batch}, {t0:.3f}, {c:.3f}, {act}, {cap}) (seed={seed})"
         if want is None:
-            assert_raises(ValueError, choose_m, p, batch, t0, c, act, cap, what=what, hint="没有一个 m 放得下")
+            assert_raises(ValueError, choose_m, p, batch, t0, c, act, cap, what=what,
+                          hint=tr("没有一个 m 放得下", "no m fits"))
         else:
             assert_equal(choose_m(p, batch, t0, c, act, cap), want, what,
-                         "makespan 是多少个 (F+B) 的时间？固定开销 t0 每个操作都要付一次；rank 0 最多同时存几个 micro-batch？")
+                         tr("makespan 是多少个 (F+B) 的时间？固定开销 t0 每个操作都要付一次；rank 0 最多同时存几个 "
+                            "micro-batch？", "how many times (F+B) is the makespan? Every operation pays the fixed "
+                            "cost t0 once; how many micro-batches does rank 0 hold at most?"))
     assert_not_using(choose_m, "course")
 
 

@@ -5,6 +5,7 @@ from course.costs import Costs
 from course.plan import Plan
 from course.sim import DeadlockError, simulate as reference
 from course.schedules import build
+from course.i18n import tr
 
 from submission import Deadlock, simulate
 
@@ -22,7 +23,8 @@ def expected(ranks, f, b, comm):
 def check(ranks, f, b, comm, what):
     want = expected(ranks, f, b, comm)
     if want is None:
-        assert_raises(Deadlock, simulate, ranks, f, b, comm, what=what, hint="这个顺序会死锁 (deadlock)")
+        assert_raises(Deadlock, simulate, ranks, f, b, comm, what=what,
+                      hint=tr("这个顺序会死锁", "this order deadlocks"))
     else:
         assert_equal(simulate(ranks, f, b, comm), want, what)
 

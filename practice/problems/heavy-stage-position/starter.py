@@ -1,4 +1,4 @@
-"""Exercise heavy-stage-position (chapter 2): where one slow stage hurts 1F1B least, and the makespan it costs."""
+"""Exercise heavy-stage-position (chapter 2): where one slow stage hurts 1F1B least, and its makespan at the front."""
 
 import math
 
@@ -20,6 +20,9 @@ def best_positions(p, m, h):
     raise NotImplementedError  # TODO: your code here
 
 
-def makespan_heavy_last(p, m, h):
-    """1F1B's makespan when the last of p stages is h times slower: F = 1, backward = 2 elsewhere."""
+def makespan_heavy_first(p, m, h):
+    """1F1B's makespan for m >= p when the first of p stages is h times slower: F = 1, backward = 2 elsewhere.
+
+    Raises ValueError for m < p (the closed form asked for is the one for a full warm-up).
+    """
     raise NotImplementedError  # TODO: your code here

@@ -2,10 +2,11 @@ import random
 
 from course.checks import CheckFailed, assert_not_using, assert_raises, assert_true, fresh_seed
 from course.costs import Costs
+from course.i18n import tr
 from course.plan import Op, Plan
 from course.sim import simulate
 
-from submission import one_f_one_b_order
+from submission import one_f_one_b_orders
 
 
 def shape(order, m, what):
@@ -13,12 +14,15 @@ def shape(order, m, what):
     want_f = [f"F{i}" for i in range(m)]
     want_b = [f"B{i}" for i in range(m)]
     if not isinstance(order, list) or sorted(order) != sorted(want_f + want_b):
-        raise CheckFailed(f"{what}: 应该恰好包含 F0..F{m - 1} 和 B0..B{m - 1} 各一次")
+        raise CheckFailed(tr(f"{what}：应该恰好包含 F0..F{m - 1} 和 B0..B{m - 1} 各一次",
+                             f"{what}: should hold each of F0..F{m - 1} and B0..B{m - 1} exactly once"))
     if [o for o in order if o[0] == "F"] != want_f or [o for o in order if o[0] == "B"] != want_b:
-        raise CheckFailed(f"{what}: micro-batch 要按编号顺序处理")
+        raise CheckFailed(tr(f"{what}：micro-batch 要按编号顺序处理",
+                             f"{what}: micro-batches go in the order of their numbers"))
     lead = order.index("B0")
     if rebuilt(m, lead) != order:
-        raise CheckFailed(f"{what}: 形状应该是 warm-up 的 forward、然后 F/B 交替、最后剩下的 B")
+        raise CheckFailed(tr(f"{what}：形状应该是 warm-up 的 forward、然后 F/B 交替、最后剩下的 B",
+                             f"{what}: the shape is warm-up forwards, then F/B alternating, then the remaining B's"))
     return lead
 
 
@@ -43,41 +47,54 @@ def makespan(p, m, orders, costs):
         return float("inf")
 
 
-def check(p, m, costs, what):
-    orders = [one_f_one_b_order(p, m, s) for s in range(p)]
+def check(p, m, f, b, comm, what):
+    orders = one_f_one_b_orders(p, m, f, b, comm)
+    if not isinstance(orders, list) or len(orders) != p:
+        raise CheckFailed(tr(f"{what}：应该返回 {p} 个列表（每个 stage 一个）",
+                             f"{what}: should return {p} lists (one per stage)"))
     leads = [shape(orders[s], m, f"{what} stage {s}") for s in range(p)]
+    costs = Costs(f=f, b=b, w=0.0, comm=comm)
     gpipe = makespan(p, m, [rebuilt(m, m) for _ in range(p)], costs)
     ours = makespan(p, m, orders, costs)
-    assert_true(ours <= gpipe * (1 + 1e-9),
-                f"{what}: makespan {ours:g} 比 GPipe 的 {gpipe:g} 长（或者死锁了）")
+    assert_true(ours <= gpipe * (1 + 1e-9), tr(
+        f"{what}：makespan {ours:g} 比 GPipe 的 {gpipe:g} 长（或者死锁了）",
+        f"{what}: makespan {ours:g} is longer than GPipe's {gpipe:g} (or the plan deadlocks)"))
     for s in range(p):
         if leads[s] > 1:
             fewer = list(orders)
             fewer[s] = rebuilt(m, leads[s] - 1)
             worse = makespan(p, m, fewer, costs)
-            assert_true(worse > ours * (1 + 1e-9),
-                        f"{what}: stage {s} 少做一个 warm-up forward 也不变坏（makespan {worse:g}），warm-up 还能更短")
+            assert_true(worse > gpipe * (1 + 1e-9), tr(
+                f"{what}：stage {s} 少做一个 warm-up forward 也不比 GPipe 慢（makespan {worse:g}），warm-up 还能更短",
+                f"{what}: with one warm-up forward fewer on stage {s} the plan is still no slower than GPipe "
+                f"(makespan {worse:g}): the warm-up can be shorter"))
 
 
-def test_textbook_case():
-    check(4, 8, Costs(f=1, b=1, w=1), "p=4 m=8")
+def test_no_latency():
+    check(4, 8, 1.0, 2.0, 0.0, "p=4 m=8 comm=0")
+    check(6, 2, 1.0, 2.0, 0.0, "p=6 m=2 comm=0")
 
 
-def test_fewer_microbatches_than_stages():
-    check(6, 2, Costs(f=1, b=1, w=1), "p=6 m=2")
-    check(5, 3, Costs(f=1, b=1, w=1), "p=5 m=3")
+def test_latency():
+    check(4, 8, 1.0, 2.0, 0.5, "p=4 m=8 comm=0.5")
+    check(6, 12, 1.0, 1.0, 1.0, "p=6 m=12 comm=1")
 
 
-def test_random_shapes_and_costs():
+def test_random_shapes_costs_and_latency():
     seed = fresh_seed()
     rng = random.Random(seed)
     for _ in range(25):
         p, m = rng.randint(1, 8), rng.randint(1, 16)
         f = rng.uniform(0.5, 2)
-        check(p, m, Costs(f=f, b=f * rng.uniform(0.3, 3), w=0.0), f"p={p} m={m} (seed={seed})")
-    assert_not_using(one_f_one_b_order, "course.schedules")
+        b = f * rng.uniform(0.3, 3)
+        comm = rng.choice([0.0, rng.uniform(0.05, 1.5)])
+        check(p, m, f, b, comm, f"p={p} m={m} f={f:.3g} b={b:.3g} comm={comm:.3g} (seed={seed})")
+    assert_not_using(one_f_one_b_orders, "course.schedules")
 
 
 def test_bad_arguments():
-    for args in [(0, 4, 0), (4, 0, 0), (4, 4, -1), (4, 4, 4), (True, 4, 0), (4, 4.0, 0), (4, 4, None)]:
-        assert_raises(ValueError, one_f_one_b_order, *args, what=f"one_f_one_b_order{args}")
+    for args in [(0, 4, 1.0, 2.0, 0.0), (4, 0, 1.0, 2.0, 0.0), (True, 4, 1.0, 2.0, 0.0), (4, 4.0, 1.0, 2.0, 0.0),
+                 (4, 4, 0.0, 2.0, 0.0), (4, 4, 1.0, -2.0, 0.0), (4, 4, 1.0, 2.0, -0.1),
+                 (4, 4, float("nan"), 2.0, 0.0), (4, 4, 1.0, 2.0, float("inf")), (4, 4, "1", 2.0, 0.0),
+                 (4, 4, 1.0, 2.0, None)]:
+        assert_raises(ValueError, one_f_one_b_orders, *args, what=f"one_f_one_b_orders{args}")
