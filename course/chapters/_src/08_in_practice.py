@@ -64,7 +64,7 @@ import matplotlib.pyplot as plt
 from course import plots
 from course.attribution import attribute, window_idle
 from course.chapter import md, open_chapter
-from course.claims import claim, reveal
+from course.claims import claim, reveal, sweep
 from course.costs import Costs
 from course.live import DeadlockDetected, launch, run_plan
 from course.live import demos
@@ -80,6 +80,11 @@ from course.trace import write_trace
 from course.widgets import explore
 
 text = open_chapter("08_in_practice")
+
+
+def space() -> str:
+    """What this edition's language puts between two sentences: a space in English, nothing in Chinese."""
+    return " " if text.lang == "en" else ""
 
 # %% [markdown] run
 # ~~ zh cbd5ecc4
@@ -135,8 +140,8 @@ fig.tight_layout()
 plt.show()
 extra_ms = (run.measured_makespan - run.simulated_makespan) * 1e3
 md(claim(run.grad_ok, text("grad-ok", err=run.max_abs_err), max_abs_err=run.max_abs_err)
-   + text("makespans", measured=run.measured_makespan * 1e3, simulated=run.simulated_makespan * 1e3, ratio=run.ratio)
-   + claim(run.ratio > 1, text("ratio-above", extra=extra_ms), otherwise=text("ratio-below")))
+   + space() + text("makespans", measured=run.measured_makespan * 1e3, simulated=run.simulated_makespan * 1e3, ratio=run.ratio)
+   + space() + claim(run.ratio > 1, text("ratio-above", extra=extra_ms), otherwise=text("ratio-below")))
 
 # %% [markdown] classify
 # ~~ zh 5fe015ae
@@ -193,9 +198,23 @@ r0 = [ideal_rows[0][k] for k in ("head", "gaps", "tail")]
 ideal_gaps = sum(r["gaps"] for r in ideal_rows)
 ideal_idle = sum(r["head"] + r["gaps"] + r["tail"] for r in ideal_rows)
 
+# %% [text] rank0-swept
+# ~~ zh e9850f91
+# 这不是这组数的巧合：$p$ 取 2..8、$m$ 取 1..24、F、B、W 各取 [0.5, 2] 的 {checked} 个随机点上，理想 1F1B 的 rank 0 都没有 head 和 tail。
+# ~~ en 8ae3937d
+# This is no accident of these numbers: at {checked} random points with $p$ in 2..8, $m$ in 1..24 and F, B, W each in [0.5, 2], rank 0 of the ideal 1F1B has neither head nor tail.
+
 # %%
+def rank0_idles_between_ops(p, m, f, b, w):
+    row = window_idle(simulate(build("1f1b", p, m), Costs(f=f, b=b, w=w)))[0]
+    return abs(row["head"]) < 1e-9 and abs(row["tail"]) < 1e-9
+
+
+swept_rank0 = sweep(rank0_idles_between_ops, {"p": (2, 8), "m": (1, 24), "f": (0.5, 2.0), "b": (0.5, 2.0),
+                                              "w": (0.5, 2.0)}, 100, seed=8)
 md(reveal(guess_rank0, r0, claim(r0[0] == 0 and r0[2] == 0 and r0[1] > 0,
-                                 text("rank0-gaps", gaps=r0[1], idle=ideal_idle, in_gaps=ideal_gaps), rank0=r0)))
+                                 text("rank0-gaps", gaps=r0[1], idle=ideal_idle, in_gaps=ideal_gaps), rank0=r0)
+          + space() + claim(swept_rank0.holds, text("rank0-swept", checked=swept_rank0.checked), **swept_rank0.figures())))
 
 # %% [markdown] replay-method
 # ~~ zh 5a1da0fd
@@ -266,7 +285,7 @@ md(text("balanced", measured=run.timeline.bubble_ratio, formula=(P - 1) / (M + P
         idle=balanced_total["idle"] * 1e3, schedule=balanced_total["schedule"] * 1e3,
         ideal=ideal_idle * UNIT_MS, imbalance=balanced_total["imbalance"] * 1e3,
         overhead=balanced_total["overhead"] * 1e3)
-   + claim(balanced_total["schedule"] >= max(balanced_total["imbalance"], balanced_total["overhead"]),
+   + space() + claim(balanced_total["schedule"] >= max(balanced_total["imbalance"], balanced_total["overhead"]),
            text("balanced-schedule", rest=rest), otherwise=text("balanced-other", rest=rest)))
 
 # %% [markdown] perfetto
@@ -342,8 +361,8 @@ shares = attribute(plan, uneven.timeline)
 grew = ", ".join(f"{k} {v * 1e3:+.0f} ms" for k, v in growth.items())
 md(reveal(guess_grows, max(growth, key=growth.get),
           claim(uneven.grad_ok, text("grad-ok", err=uneven.max_abs_err), max_abs_err=uneven.max_abs_err)
-          + text("busiest", rank=slowest, ratio=imbalance, growth=grew)
-          + claim(max(growth, key=growth.get) == "imbalance" and shares[slowest].imbalance < 0,
+          + space() + text("busiest", rank=slowest, ratio=imbalance, growth=grew)
+          + space() + claim(max(growth, key=growth.get) == "imbalance" and shares[slowest].imbalance < 0,
                   text("imbalance-grows", rank=slowest, own=shares[slowest].imbalance * 1e3),
                   otherwise=text("imbalance-not"), growth=growth)))
 
@@ -461,16 +480,16 @@ gap = run.timeline.makespan - forced
 ms = 1e3
 md(text("latency-samples", s=P - 2, s1=P - 1, n=len(one_way), median=statistics.median(one_way) * ms,
         low=min(one_way) * ms, high=max(one_way) * ms)
-   + claim(negative == 0, "", otherwise=text("latency-negative", negative=negative))
-   + text("jitter", jitter=jitter * ms, ops=len(overshoot), size=SIZE * 8, wire=wire * ms)
-   + claim(wire < jitter, text("wire-below", ratio=jitter / wire), otherwise=text("wire-above")))
+   + space() + claim(negative == 0, "", otherwise=text("latency-negative", negative=negative))
+   + space() + text("jitter", jitter=jitter * ms, ops=len(overshoot), size=SIZE * 8, wire=wire * ms)
+   + space() + claim(wire < jitter, text("wire-below", ratio=jitter / wire), otherwise=text("wire-above")))
 if abs(what_if - run.timeline.makespan) <= jitter:
     verdict = text("whatif-within", jitter=jitter * ms)
 elif what_if < run.timeline.makespan:
     verdict = text("whatif-part", gap=gap * ms, share=(what_if - forced) / gap)
 else:
     verdict = text("whatif-over", over=(what_if - run.timeline.makespan) * ms)
-md(text("whatif", forced=forced * ms, gap=gap * ms, latency=latency * ms, what_if=what_if * ms) + verdict)
+md(text("whatif", forced=forced * ms, gap=gap * ms, latency=latency * ms, what_if=what_if * ms) + space() + verdict)
 
 # %% [markdown] memory
 # ~~ zh 9bdec875
@@ -498,10 +517,10 @@ guess_gpipe_peak = None     # a rank number or "all"
 # GPipe's peak per rank is {gpipe}, 1F1B's {one_f_one_b}, and ZB-H1's (simulated) {zb}; the two measured makespans are {gpipe_ms:.0f} ms and {one_f_one_b_ms:.0f} ms.
 
 # %% [text] peak-depends
-# ~~ zh 107fbea0
-# 只有 1F1B 的峰值集中在 rank 0；GPipe 和 ZB-H1 每个 rank 一样高。所以"OOM 总是先发生在 rank 0"并不成立，要看调度。真实的大模型里还有另一头：最后一个 stage 要存 fp32 的 logits（$b \times s \times V$，词表 $V$ 上十万）和 loss 的中间结果，常常是它先 OOM（Llama 3 的报告把首尾两头的不均衡都点了名；§9.4 按字节算一遍）。在 GPU 上，真实的字节数用 `torch.cuda.max_memory_allocated()` 按 rank 量。
-# ~~ en 85bdf2c6
-# Only 1F1B concentrates its peak on rank 0; GPipe and ZB-H1 are as high on every rank. So "OOM always strikes rank 0 first" is not true: it depends on the schedule. Real large models have the other end too: the last stage keeps the fp32 logits ($b \times s \times V$, with a vocabulary $V$ in the hundreds of thousands) and the loss's intermediates, and often runs out first (the Llama 3 report names the imbalance at both ends; §9.4 counts it in bytes). On a GPU, measure the real bytes per rank with `torch.cuda.max_memory_allocated()`.
+# ~~ zh 981ecedb
+# 只有 1F1B 的峰值集中在 rank 0；GPipe 和 ZB-H1 每个 rank 一样高。在 $p$ 取 2..8、$m$ 取 $p..3p$、F、B、W 各取 [0.5, 2] 的 {checked} 个随机点上都是这样（$m < p$ 时 1F1B 的前几个 rank 一样高，见 §9.1）。所以"OOM 总是先发生在 rank 0"并不成立，要看调度。真实的大模型里还有另一头：最后一个 stage 要存 fp32 的 logits（$b \times s \times V$，词表 $V$ 上十万）和 loss 的中间结果，常常是它先 OOM（Llama 3 的报告把首尾两头的不均衡都点了名；§9.4 按字节算一遍）。在 GPU 上，真实的字节数用 `torch.cuda.max_memory_allocated()` 按 rank 量。
+# ~~ en 843a32d4
+# Only 1F1B concentrates its peak on rank 0; GPipe and ZB-H1 are as high on every rank. So it is at {checked} random points with $p$ in 2..8, $m$ in $p..3p$ and F, B, W each in [0.5, 2] (with $m < p$ the first ranks of 1F1B are equally high, see §9.1). So "OOM always strikes rank 0 first" is not true: it depends on the schedule. Real large models have the other end too: the last stage keeps the fp32 logits ($b \times s \times V$, with a vocabulary $V$ in the hundreds of thousands) and the loss's intermediates, and often runs out first (the Llama 3 report names the imbalance at both ends; §9.4 counts it in bytes). On a GPU, measure the real bytes per rank with `torch.cuda.max_memory_allocated()`.
 
 # %%
 gpipe_run = run_plan(build("gpipe", P, M), Costs(), emulate=True, unit_ms=UNIT_MS)
@@ -517,14 +536,24 @@ def peak_ranks(tl):
     return [r for r, x in enumerate(tl.peak_activations) if abs(x - top) < 1e-9]
 
 
+def peaks_follow_the_schedule(p, k, f, b, w):
+    """GPipe and ZB-H1 equally high on every rank, 1F1B highest on rank 0 alone (m = k p >= p)."""
+    costs = Costs(f=f, b=b, w=w)
+    gpipe, zb, ofob = (simulate(build(name, p, k * p), costs).peak_activations for name in ("gpipe", "zb-h1", "1f1b"))
+    return len(set(gpipe)) == 1 and len(set(zb)) == 1 and ofob[0] > max(ofob[1:])
+
+
+swept_peaks = sweep(peaks_follow_the_schedule, {"p": (2, 8), "k": (1, 3), "f": (0.5, 2.0), "b": (0.5, 2.0),
+                                                "w": (0.5, 2.0)}, 60, seed=8)
 zb_peaks = simulate(build("zb-h1", P, M), Costs()).peak_activations
 gpipe_top = peak_ranks(gpipe_run.timeline)
 md(reveal(guess_gpipe_peak, "all" if len(gpipe_top) == P else gpipe_top[0],
           text("peaks", gpipe=gpipe_run.timeline.peak_activations, one_f_one_b=run.timeline.peak_activations,
                zb=zb_peaks, gpipe_ms=gpipe_run.measured_makespan * 1e3, one_f_one_b_ms=run.measured_makespan * 1e3)
-          + claim(len(gpipe_top) == P and peak_ranks(run.timeline) == [0] and len(set(zb_peaks)) == 1,
-                  text("peak-depends"),
-                  gpipe=gpipe_run.timeline.peak_activations, one_f_one_b=run.timeline.peak_activations, zb=zb_peaks)))
+          + space() + claim(len(gpipe_top) == P and peak_ranks(run.timeline) == [0] and len(set(zb_peaks)) == 1
+                  and swept_peaks.holds, text("peak-depends", checked=swept_peaks.checked),
+                  gpipe=gpipe_run.timeline.peak_activations, one_f_one_b=run.timeline.peak_activations, zb=zb_peaks,
+                  **swept_peaks.figures())))
 
 # %% [markdown] hang
 # ~~ zh 6fbc8d70
@@ -586,7 +615,7 @@ cycles = sorted({tuple(sorted((a, b))) for a, (_, _, b) in sending.items() if se
 reading = text("sep").join(text("cycle", a=a, what_a=sending[a][0], for_a=sending[a][1], b=b, what_b=sending[b][0],
                                 for_b=sending[b][1]) for a, b in cycles)
 md(text("hang-read", n=len(states), senders=len(sending), elapsed=hang.elapsed)
-   + claim(bool(cycles), text("hang-cycle", reading=reading), otherwise=text("hang-no-cycle")))
+   + space() + claim(bool(cycles), text("hang-cycle", reading=reading), otherwise=text("hang-no-cycle")))
 
 # %% [markdown] hang-steps
 # ~~ zh 304f4389
@@ -710,7 +739,7 @@ md("\n".join(lines))
 rejected = [row for row in table if "error" in row]
 same = sum(1 for row in table if row.get("same_ops"))
 md(text("same-ops", n=len(table), same=same)
-   + claim(not rejected, text("none-rejected"),
+   + space() + claim(not rejected, text("none-rejected"),
            otherwise=text("some-rejected", names=", ".join(row["torch"] for row in rejected))))
 
 # %% [text] torch-printed
@@ -746,8 +775,8 @@ if any(row["torch"] == "Schedule1F1B" for row in rejected):
     torch_run = run_plan(plan, engine="torch")
     printed_off_by_one = max(printed_mbs) == M
     md(text("torch-printed", printed=last, ran=" ".join(torch_run.timeline.ops(P - 1)))
-       + claim(torch_run.grad_ok, text("torch-grad-ok"), max_abs_err=torch_run.max_abs_err)
-       + claim(printed_off_by_one, text("off-by-one", m=M, last=M - 1), otherwise=text("printed-differs"),
+       + space() + claim(torch_run.grad_ok, text("torch-grad-ok"), max_abs_err=torch_run.max_abs_err)
+       + space() + claim(printed_off_by_one, text("off-by-one", m=M, last=M - 1), otherwise=text("printed-differs"),
                printed=printed_mbs))
 
 # %% [markdown] three-d
@@ -851,7 +880,7 @@ ratio_tp_pp = base["TP"] / base["PP"]
 no_pp = layout(T_EX, 1, 256, 1)
 md(reveal(guess_tp_over_pp, round(ratio_tp_pp),
           text("tp-vs-pp", tp=base["TP"], pp=base["PP"], pp_full=base["PP"] * T_EX, dp=base["DP"])
-          + claim(ratio_tp_pp > 100 and base["TP"] > base["DP"],
+          + space() + claim(ratio_tp_pp > 100 and base["TP"] > base["DP"],
                   text("tp-critical", ratio=ratio_tp_pp, bubble=base["bubble"]),
                   tp=base["TP"], pp=base["PP"], dp=base["DP"]), rel_tol=0.25))
 md(claim(no_pp["state_GB"] > 2 * base["state_GB"],
@@ -1064,7 +1093,7 @@ md(claim(pos_comm > 1, text("fit-comm-rank", tp=winner["tp"], pp=winner["pp"], d
                             behind=pp1["step_s"] / winner["step_s"] - 1, dp_s=pp1["dp_s"],
                             best_dp_s=winner["dp_s"]),
          otherwise=text("fit-comm-same", pp1=pp1["step_s"]))
-   + claim(pos_hidden == 1, text("fit-hidden", pos=pos_hidden, hidden=hidden(pp1),
+   + space() + claim(pos_hidden == 1, text("fit-hidden", pos=pos_hidden, hidden=hidden(pp1),
                                  best_hidden=hidden(ranked_hidden[0] if pos_hidden > 1 else ranked_hidden[1])),
            otherwise=text("fit-hidden-no", pos=pos_hidden, hidden=hidden(pp1), best_hidden=hidden(ranked_hidden[0]))))
 tops = [fits[:10], ranked_comm[:10], ranked_hidden[:10]]
@@ -1092,10 +1121,10 @@ md(claim(combos == {(8, "selective")}, text("fit-robust", spread=spread),
 # When the global batch is not a multiple of the micro-batch size, the last micro-batch is smaller; when DP is wide, each pipeline may even get fewer micro-batches than it has stages. Does it still run? What does it cost? Are the gradients right?
 
 # %% [text] few-bubble
-# ~~ zh 9e7dc02e
-# 1F1B，$p={p}$、$m={m}$：bubble 是 {bubble:.0%} $= (p-1)/(m+p-1)$，每个 rank 的峰值 {peaks} $= \min(m, p-s)$。预热只能做 $\min(p-s-1, m)$ 个前向，流水线一直没灌满：$m<p$ 能跑，但大半时间空着。办法是少切几段，或者让每条流水线分到更多 micro-batch（DP 窄一点）。
-# ~~ en d356d7d0
-# 1F1B with $p={p}$ and $m={m}$: the bubble is {bubble:.0%} $= (p-1)/(m+p-1)$ and the peak per rank is {peaks} $= \min(m, p-s)$. The warm-up can run only $\min(p-s-1, m)$ forwards and the pipeline never fills: $m<p$ runs, but sits idle most of the time. The remedies are fewer stages, or more micro-batches per pipeline (narrower DP).
+# ~~ zh fb274ed8
+# 1F1B，$p={p}$、$m={m}$：bubble 是 {bubble:.0%} $= (p-1)/(m+p-1)$，每个 rank 的峰值 {peaks} $= \min(m, p-s)$（两个式子在 $p$ 取 2..8、$m$ 取 $1..p-1$、F、B 各取 [0.5, 2] 的 {checked} 个随机点上都成立）。预热只能做 $\min(p-s-1, m)$ 个前向，流水线一直没灌满：$m<p$ 能跑，但大半时间空着。办法是少切几段，或者让每条流水线分到更多 micro-batch（DP 窄一点）。
+# ~~ en 4a9e53af
+# 1F1B with $p={p}$ and $m={m}$: the bubble is {bubble:.0%} $= (p-1)/(m+p-1)$ and the peak per rank is {peaks} $= \min(m, p-s)$ (both hold at {checked} random points with $p$ in 2..8, $m$ in $1..p-1$ and F, B each in [0.5, 2]). The warm-up can run only $\min(p-s-1, m)$ forwards and the pipeline never fills: $m<p$ runs, but sits idle most of the time. The remedies are fewer stages, or more micro-batches per pipeline (narrower DP).
 
 # %% [text] few-torch
 # ~~ zh e89ecc22
@@ -1120,6 +1149,16 @@ from course import minipipe     # imports torch: this cell is self-contained
 
 P_A, M_A, LENGTHS_A = 4, 2, [4, 1]
 few = simulate(build("1f1b", P_A, M_A))
+
+
+def few_micro_batches(p, k, f, b):
+    """1F1B with m < p (m = 1 + k mod (p - 1)): the bubble formula and the peaks min(m, p - s) still hold."""
+    m = 1 + k % (p - 1)
+    tl = simulate(build("1f1b", p, m), Costs(f=f, b=b, w=0.0))
+    return abs(tl.bubble_ratio - (p - 1) / (m + p - 1)) < 1e-9 and tl.peak_activations == [min(m, p - s) for s in range(p)]
+
+
+swept_few = sweep(few_micro_batches, {"p": (2, 8), "k": (0, 6), "f": (0.5, 2.0), "b": (0.5, 2.0)}, 60, seed=8)
 try:
     torch_order("Schedule1F1B", P_A, M_A)
     torch_says = None
@@ -1136,11 +1175,11 @@ for i in range(M_A):            # the tempting normalisation: each micro-batch's
     (minipipe.token_loss(out, y_a[i], mask_a[i], mask_a[i].sum()) / M_A).backward()
 wrong_a = minipipe.max_error([[q.grad for q in st.parameters()] for st in stages_a], reference_a)
 md(claim(abs(few.bubble_ratio - (P_A - 1) / (M_A + P_A - 1)) < 1e-12
-         and few.peak_activations == [min(M_A, P_A - s) for s in range(P_A)],
-         text("few-bubble", p=P_A, m=M_A, bubble=few.bubble_ratio, peaks=few.peak_activations),
-         bubble=few.bubble_ratio, peaks=few.peak_activations)
-   + claim(torch_says is not None, text("few-torch", why=torch_says), otherwise=text("few-torch-accepts"))
-   + claim(err_a < 1e-10 and wrong_a > 1e-3, text("few-grad", p=P_A, lengths=LENGTHS_A, err=err_a, wrong=wrong_a),
+         and few.peak_activations == [min(M_A, P_A - s) for s in range(P_A)] and swept_few.holds,
+         text("few-bubble", p=P_A, m=M_A, bubble=few.bubble_ratio, peaks=few.peak_activations,
+              checked=swept_few.checked), bubble=few.bubble_ratio, peaks=few.peak_activations, **swept_few.figures())
+   + space() + claim(torch_says is not None, text("few-torch", why=torch_says), otherwise=text("few-torch-accepts"))
+   + space() + claim(err_a < 1e-10 and wrong_a > 1e-3, text("few-grad", p=P_A, lengths=LENGTHS_A, err=err_a, wrong=wrong_a),
            err=err_a, wrong=wrong_a))
 
 # %% [markdown] clinic-summed
@@ -1217,10 +1256,10 @@ md(claim(err_b < 1e-10 and abs(sgd_ratio - M_B) < 1e-9 and adam_diff < 1e-3 * LR
 guess_mismatched = None     # a number of micro-batches
 
 # %% [text] labels
-# ~~ zh f83d67eb
-# 算 loss 的 rank 和它们算 loss 的顺序：1F1B {one_f_one_b}，DualPipe {dualpipe}。按顺序取标签，1F1B 有 {bad_1f1b} 个 micro-batch 配错，DualPipe 有 {bad_dualpipe} 个：rank 0 算的是 micro-batch {rank0}，拿到的却是标签 {labels0}。
-# ~~ en 514cb242
-# The ranks that compute losses, and the order in which they compute them: 1F1B {one_f_one_b}, DualPipe {dualpipe}. Taking labels in order mismatches {bad_1f1b} micro-batches in 1F1B and {bad_dualpipe} in DualPipe: rank 0 computes micro-batches {rank0} but gets labels {labels0}.
+# ~~ zh 2d75aaf4
+# 算 loss 的 rank 和它们算 loss 的顺序：1F1B {one_f_one_b}，DualPipe {dualpipe}。按顺序取标签，1F1B 有 {bad_1f1b} 个 micro-batch 配错，DualPipe 有 {bad_dualpipe} 个：rank 0 算的是 micro-batch {rank0}，拿到的却是标签 {labels0}。在 $p$ 取 2、4、6、8，$m$ 取 $2p$、$4p$、$6p$ 的 {checked} 个点上，1F1B 一个也不配错，DualPipe 总是配错一半（$m/2$ 个）。
+# ~~ en be005056
+# The ranks that compute losses, and the order in which they compute them: 1F1B {one_f_one_b}, DualPipe {dualpipe}. Taking labels in order mismatches {bad_1f1b} micro-batches in 1F1B and {bad_dualpipe} in DualPipe: rank 0 computes micro-batches {rank0} but gets labels {labels0}. At {checked} points with $p$ of 2, 4, 6, 8 and $m$ of $2p$, $4p$, $6p$, 1F1B mismatches none and DualPipe always half ($m/2$).
 
 # %% [text] labels-grad
 # ~~ zh f62b6408
@@ -1245,9 +1284,16 @@ def labels_in_order(order):
     return {mb: k for mbs in order.values() for k, mb in enumerate(mbs)}
 
 
+def mismatched(name, p, m):
+    got = labels_in_order(loss_order(build(name, p, m)))
+    return sum(got[mb] != mb for mb in got)
+
+
 orders = {name: loss_order(build(name, 4, 8)) for name in ("1f1b", "dualpipe")}
 got = {name: labels_in_order(o) for name, o in orders.items()}
-bad = {name: sum(g[mb] != mb for mb in g) for name, g in got.items()}
+bad = {name: mismatched(name, 4, 8) for name in orders}
+swept_labels = sweep(lambda p, k: mismatched("1f1b", p, 2 * k * p) == 0 and mismatched("dualpipe", p, 2 * k * p) == k * p,
+                     {"p": [2, 4, 6, 8], "k": [1, 2, 3]}, 12, seed=8)
 
 
 def pipeline_grads(label_of):
@@ -1266,11 +1312,12 @@ reference_c = minipipe.reference(4, 8, [minipipe.ROWS] * 8)
 wrong_c = minipipe.max_error(pipeline_grads(got["dualpipe"]), reference_c)
 right_c = minipipe.max_error(pipeline_grads({i: i for i in range(8)}), reference_c)
 md(reveal(guess_mismatched, bad["dualpipe"],
-          claim(bad["1f1b"] == 0 and bad["dualpipe"] > 0,
+          claim(bad["1f1b"] == 0 and bad["dualpipe"] > 0 and swept_labels.holds,
                 text("labels", one_f_one_b=orders["1f1b"], dualpipe=orders["dualpipe"], bad_1f1b=bad["1f1b"],
                      bad_dualpipe=bad["dualpipe"], rank0=orders["dualpipe"].get(0),
-                     labels0=[got["dualpipe"][mb] for mb in orders["dualpipe"].get(0, [])]), bad=bad)
-          + claim(wrong_c > 1e-3 and right_c < 1e-12, text("labels-grad", wrong=wrong_c, right=right_c),
+                     labels0=[got["dualpipe"][mb] for mb in orders["dualpipe"].get(0, [])],
+                     checked=swept_labels.checked), bad=bad, **swept_labels.figures())
+          + space() + claim(wrong_c > 1e-3 and right_c < 1e-12, text("labels-grad", wrong=wrong_c, right=right_c),
                   wrong=wrong_c, right=right_c)))
 
 # %% [markdown] clinic-embedding
@@ -1477,10 +1524,10 @@ md(claim(where[3] == "barrier" and all(where[r] in ("warm-up", "steady", "cool-d
 # |---|---|---|---|---|---|---|---|
 
 # %% [text] ledger-read
-# ~~ zh 39c1d558
-# 逐个方向读：**DP** 不减少每块 GPU 的任何字节（训练状态 {dp_state:.1f} GB、激活 {dp_act:.1f} GB 都和 1 块 GPU 时一样），只多了 {dp_dp:.1f} GB 的梯度 all-reduce；ZeRO-1 把优化器状态切开后降到 {zero_state:.1f} GB。**TP**（带 SP）把训练状态和激活都除以约 {t}（{tp_state:.1f} GB、{tp_act:.2f} GB），代价是每块 GPU {tp_tp:.0f} GB 的 all-reduce，每层都在关键路径上。**PP** 让中间的 stage 只存 $L/p$ 层的训练状态（$p={p}$ 时 {pp_mid:.1f} GB；首尾的 stage 还多扛 embedding 和 lm_head，最多的是 {pp_state:.1f} GB），但 1F1B 的 rank 0 仍然存着 {pp_act:.1f} GB 激活，是不切时的 {pp_share:.0%}：它同时有 $p$ 个 micro-batch，每个过 $L/p$ 层；流量只有 {pp_pp:.2f} GB。想用 PP 省激活，要靠调度（第 5、6 章的 V-Min、V-Half）或者激活重计算，而不是靠多切几段。
-# ~~ en 0d985dba
-# One axis at a time. **DP** removes no byte from any GPU (the training state, {dp_state:.1f} GB, and the activations, {dp_act:.1f} GB, are the same as on one GPU) and adds {dp_dp:.1f} GB of gradient all-reduce; with ZeRO-1 sharding the optimizer states the state drops to {zero_state:.1f} GB. **TP** (with SP) divides both the training state and the activations by about {t} ({tp_state:.1f} GB and {tp_act:.2f} GB) at the price of {tp_tp:.0f} GB of all-reduce per GPU, on the critical path in every layer. **PP** leaves a middle stage the training state of $L/p$ layers only ({pp_mid:.1f} GB at $p={p}$; the end stages also carry the embedding and lm_head, the most being {pp_state:.1f} GB), but 1F1B's rank 0 still keeps {pp_act:.1f} GB of activations, {pp_share:.0%} of what one GPU keeps: it holds $p$ micro-batches at once, each through $L/p$ layers; its traffic is only {pp_pp:.2f} GB. To save activations with PP you need the schedule (chapters 5 and 6: V-Min, V-Half) or activation recomputation, not more stages.
+# ~~ zh a6c9070d
+# 逐个方向读：**DP** 不减少每块 GPU 的任何字节（训练状态 {dp_state:.1f} GB、激活 {dp_act:.1f} GB 都和 1 块 GPU 时一样），只多了 {dp_dp:.1f} GB 的梯度 all-reduce；ZeRO-1 把优化器状态切开后降到 {zero_state:.1f} GB。**TP**（带 SP）把训练状态和激活都除以约 {t}（{tp_state:.1f} GB、{tp_act:.2f} GB），代价是每块 GPU {tp_tp:.0f} GB 的 all-reduce，每层都在关键路径上。**PP** 让中间的 stage 只存 $L/p$ 层的训练状态（$p={p}$ 时 {pp_mid:.1f} GB；首尾的 stage 还多扛 embedding 和 lm_head，最多的是 {pp_state:.1f} GB），但 1F1B 的 rank 0 仍然存着 {pp_act:.1f} GB 激活，是不切时的 {pp_share:.0%}：它同时有 $p$ 个 micro-batch，每个过 $L/p$ 层，合起来正好是整个模型对一个 micro-batch 的激活（$p$ 取 2..16、$m$ 取 $p..3p$、序列长、TP 和激活重计算随机的 {checked} 个点上逐字节相等）；流量只有 {pp_pp:.2f} GB。想用 PP 省激活，要靠调度（第 5、6 章的 V-Min、V-Half）或者激活重计算，而不是靠多切几段。
+# ~~ en fc2bfa46
+# One axis at a time. **DP** removes no byte from any GPU (the training state, {dp_state:.1f} GB, and the activations, {dp_act:.1f} GB, are the same as on one GPU) and adds {dp_dp:.1f} GB of gradient all-reduce; with ZeRO-1 sharding the optimizer states the state drops to {zero_state:.1f} GB. **TP** (with SP) divides both the training state and the activations by about {t} ({tp_state:.1f} GB and {tp_act:.2f} GB) at the price of {tp_tp:.0f} GB of all-reduce per GPU, on the critical path in every layer. **PP** leaves a middle stage the training state of $L/p$ layers only ({pp_mid:.1f} GB at $p={p}$; the end stages also carry the embedding and lm_head, the most being {pp_state:.1f} GB), but 1F1B's rank 0 still keeps {pp_act:.1f} GB of activations, {pp_share:.0%} of what one GPU keeps: it holds $p$ micro-batches at once, each through $L/p$ layers, together exactly one whole model's activations for one micro-batch (equal to the byte at {checked} points with $p$ in 2..16, $m$ in $p..3p$ and random sequence length, TP and recomputation); its traffic is only {pp_pp:.2f} GB. To save activations with PP you need the schedule (chapters 5 and 6: V-Min, V-Half) or activation recomputation, not more stages.
 
 # %%
 G_F, SEQ_F = 32, 4096
@@ -1499,14 +1546,26 @@ md("\n".join([text("ledger-head")] + [
     f"| {t} × {p} × {d} | {'✓' if z else ''} | {x['m']} | {x['state']:.1f} | {x['act']:.2f} | {x['tp']:.1f} | "
     f"{x['pp']:.2f} | {x['dp']:.1f} |" for (t, p, d, z), x in ledger.items()]))
 one, dp8, zero8, tp8, pp8 = (ledger[k] for k in ((1, 1, 1, 0), (1, 1, 8, 0), (1, 1, 8, 1), (8, 1, 1, 0), (1, 8, 1, 0)))
+
+
+def rank0_keeps_one_model(p, k, seq, tp, recompute):
+    """1F1B's rank 0 holds exactly L layers' activations of one micro-batch (plus the embedding's), for any p."""
+    cfg = ActivationConfig(seq=seq, mbs=1, tp=tp, sp=tp > 1, recompute=recompute)
+    held = pipeline_memory(build("1f1b", p, k * p), LLAMA8, cfg).ranks[0].activations
+    return held == LLAMA8.layers * layer_activation_bytes(LLAMA8, cfg) + embedding_activation_bytes(LLAMA8, cfg)
+
+
+swept_ledger = sweep(rank0_keeps_one_model, {"p": [2, 4, 8, 16], "k": (1, 3), "seq": [1024, 2048, 4096, 8192],
+                                             "tp": [1, 2, 4, 8], "recompute": ["none", "selective", "full"]}, 24, seed=8)
 md(claim(dp8["state"] == one["state"] and dp8["act"] == one["act"] and zero8["state"] < one["state"] / 2
          and tp8["state"] < one["state"] / 7 and tp8["act"] < one["act"] / 7
          and pp8["least_state_bytes"] == LLAMA8.layers // 8 * layer_state and pp8["state"] < one["state"] / 4
-         and pp8["act"] > 0.8 * one["act"] and tp8["tp"] > 50 * pp8["pp"],
+         and pp8["act"] > 0.8 * one["act"] and tp8["tp"] > 50 * pp8["pp"] and swept_ledger.holds,
          text("ledger-read", dp_state=dp8["state"], dp_act=dp8["act"], dp_dp=dp8["dp"], zero_state=zero8["state"],
               t=8, tp_state=tp8["state"], tp_act=tp8["act"], tp_tp=tp8["tp"], p=8, pp_mid=pp8["least_state_bytes"] / GB,
               pp_state=pp8["state"],
-              pp_act=pp8["act"], pp_share=pp8["act"] / one["act"], pp_pp=pp8["pp"]), ledger=ledger))
+              pp_act=pp8["act"], pp_share=pp8["act"] / one["act"], pp_pp=pp8["pp"],
+              checked=swept_ledger.checked), ledger=ledger, **swept_ledger.figures()))
 
 # %% [markdown] summary
 # ~~ zh f5615b14
