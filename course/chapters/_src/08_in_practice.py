@@ -199,10 +199,10 @@ ideal_gaps = sum(r["gaps"] for r in ideal_rows)
 ideal_idle = sum(r["head"] + r["gaps"] + r["tail"] for r in ideal_rows)
 
 # %% [text] rank0-swept
-# ~~ zh e9850f91
-# 这不是这组数的巧合：$p$ 取 2..8、$m$ 取 1..24、F、B、W 各取 [0.5, 2] 的 {checked} 个随机点上，理想 1F1B 的 rank 0 都没有 head 和 tail。
-# ~~ en 8ae3937d
-# This is no accident of these numbers: at {checked} random points with $p$ in 2..8, $m$ in 1..24 and F, B, W each in [0.5, 2], rank 0 of the ideal 1F1B has neither head nor tail.
+# ~~ zh 2265ec84
+# 这不是这组数的巧合：$p$ 取 2..8、$m$ 取 1..24、F、B、W 各取 [0.5, 2] 的 {checked} 个采样点上，理想 1F1B 的 rank 0 都没有 head 和 tail。
+# ~~ en 01ec7235
+# This is no accident of these numbers: at {checked} sampled points with $p$ in 2..8, $m$ in 1..24 and F, B, W each in [0.5, 2], rank 0 of the ideal 1F1B has neither head nor tail.
 
 # %%
 def rank0_idles_between_ops(p, m, f, b, w):
@@ -517,10 +517,10 @@ guess_gpipe_peak = None     # a rank number or "all"
 # GPipe's peak per rank is {gpipe}, 1F1B's {one_f_one_b}, and ZB-H1's (simulated) {zb}; the two measured makespans are {gpipe_ms:.0f} ms and {one_f_one_b_ms:.0f} ms.
 
 # %% [text] peak-depends
-# ~~ zh 981ecedb
-# 只有 1F1B 的峰值集中在 rank 0；GPipe 和 ZB-H1 每个 rank 一样高。在 $p$ 取 2..8、$m$ 取 $p..3p$、F、B、W 各取 [0.5, 2] 的 {checked} 个随机点上都是这样（$m < p$ 时 1F1B 的前几个 rank 一样高，见 §9.1）。所以"OOM 总是先发生在 rank 0"并不成立，要看调度。真实的大模型里还有另一头：最后一个 stage 要存 fp32 的 logits（$b \times s \times V$，词表 $V$ 上十万）和 loss 的中间结果，常常是它先 OOM（Llama 3 的报告把首尾两头的不均衡都点了名；§9.4 按字节算一遍）。在 GPU 上，真实的字节数用 `torch.cuda.max_memory_allocated()` 按 rank 量。
-# ~~ en 843a32d4
-# Only 1F1B concentrates its peak on rank 0; GPipe and ZB-H1 are as high on every rank. So it is at {checked} random points with $p$ in 2..8, $m$ in $p..3p$ and F, B, W each in [0.5, 2] (with $m < p$ the first ranks of 1F1B are equally high, see §9.1). So "OOM always strikes rank 0 first" is not true: it depends on the schedule. Real large models have the other end too: the last stage keeps the fp32 logits ($b \times s \times V$, with a vocabulary $V$ in the hundreds of thousands) and the loss's intermediates, and often runs out first (the Llama 3 report names the imbalance at both ends; §9.4 counts it in bytes). On a GPU, measure the real bytes per rank with `torch.cuda.max_memory_allocated()`.
+# ~~ zh 2b7168c0
+# 只有 1F1B 的峰值集中在 rank 0；GPipe 和 ZB-H1 每个 rank 一样高。在 $p$ 取 2..8、$m$ 取 $p..3p$、F、B、W 各取 [0.5, 2] 的 {checked} 个采样点上都是这样（$m < p$ 时 1F1B 的前几个 rank 一样高，见 §9.1）。所以"OOM 总是先发生在 rank 0"并不成立，要看调度。真实的大模型里还有另一头：最后一个 stage 要存 fp32 的 logits（$b \times s \times V$，词表 $V$ 上十万）和 loss 的中间结果，常常是它先 OOM（Llama 3 的报告把首尾两头的不均衡都点了名；§9.4 按字节算一遍）。在 GPU 上，真实的字节数用 `torch.cuda.max_memory_allocated()` 按 rank 量。
+# ~~ en 8a584372
+# Only 1F1B concentrates its peak on rank 0; GPipe and ZB-H1 are as high on every rank. This holds at {checked} sampled points with $p$ in 2..8, $m$ in $p..3p$ and F, B, W each in [0.5, 2] (with $m < p$ the first ranks of 1F1B are equally high, see §9.1). So "OOM always strikes rank 0 first" is not true: it depends on the schedule. Real large models have the other end too: the last stage keeps the fp32 logits ($b \times s \times V$, with a vocabulary $V$ in the hundreds of thousands) and the loss's intermediates, and often runs out first (the Llama 3 report names the imbalance at both ends; §9.4 counts it in bytes). On a GPU, measure the real bytes per rank with `torch.cuda.max_memory_allocated()`.
 
 # %%
 gpipe_run = run_plan(build("gpipe", P, M), Costs(), emulate=True, unit_ms=UNIT_MS)
@@ -1121,10 +1121,10 @@ md(claim(combos == {(8, "selective")}, text("fit-robust", spread=spread),
 # When the global batch is not a multiple of the micro-batch size, the last micro-batch is smaller; when DP is wide, each pipeline may even get fewer micro-batches than it has stages. Does it still run? What does it cost? Are the gradients right?
 
 # %% [text] few-bubble
-# ~~ zh fb274ed8
-# 1F1B，$p={p}$、$m={m}$：bubble 是 {bubble:.0%} $= (p-1)/(m+p-1)$，每个 rank 的峰值 {peaks} $= \min(m, p-s)$（两个式子在 $p$ 取 2..8、$m$ 取 $1..p-1$、F、B 各取 [0.5, 2] 的 {checked} 个随机点上都成立）。预热只能做 $\min(p-s-1, m)$ 个前向，流水线一直没灌满：$m<p$ 能跑，但大半时间空着。办法是少切几段，或者让每条流水线分到更多 micro-batch（DP 窄一点）。
-# ~~ en 4a9e53af
-# 1F1B with $p={p}$ and $m={m}$: the bubble is {bubble:.0%} $= (p-1)/(m+p-1)$ and the peak per rank is {peaks} $= \min(m, p-s)$ (both hold at {checked} random points with $p$ in 2..8, $m$ in $1..p-1$ and F, B each in [0.5, 2]). The warm-up can run only $\min(p-s-1, m)$ forwards and the pipeline never fills: $m<p$ runs, but sits idle most of the time. The remedies are fewer stages, or more micro-batches per pipeline (narrower DP).
+# ~~ zh cd3f570b
+# 1F1B，$p={p}$、$m={m}$：bubble 是 {bubble:.0%} $= (p-1)/(m+p-1)$，每个 rank 的峰值 {peaks} $= \min(m, p-s)$（两个式子在 $p$ 取 2..8、$m$ 取 $1..p-1$、F、B 各取 [0.5, 2] 的 {checked} 个采样点上都成立）。预热只能做 $\min(p-s-1, m)$ 个前向，流水线一直没灌满：$m<p$ 能跑，但大半时间空着。办法是少切几段，或者让每条流水线分到更多 micro-batch（DP 窄一点）。
+# ~~ en c5d30318
+# 1F1B with $p={p}$ and $m={m}$: the bubble is {bubble:.0%} $= (p-1)/(m+p-1)$ and the peak per rank is {peaks} $= \min(m, p-s)$ (both hold at {checked} sampled points with $p$ in 2..8, $m$ in $1..p-1$ and F, B each in [0.5, 2]). The warm-up can run only $\min(p-s-1, m)$ forwards and the pipeline never fills: $m<p$ runs, but sits idle most of the time. The remedies are fewer stages, or more micro-batches per pipeline (narrower DP).
 
 # %% [text] few-torch
 # ~~ zh e89ecc22
