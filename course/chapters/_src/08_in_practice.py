@@ -51,6 +51,7 @@
 # </details>
 
 # %%
+import importlib.util
 import json
 import os
 import re
@@ -445,6 +446,10 @@ md(reveal(guess_grows, max(growth, key=growth.get),
 # On a GPU cluster a cross-node hop typically costs tens of microseconds to milliseconds and grows with the activation: far more than gloo's wire latency on one machine, and more than the jitter of GPU op durations, so the same reading shows whether it is a bottleneck. The remedies then are to overlap sends with compute, or to have fewer stage boundaries cross nodes.
 
 # %%
+SIZE = 64        # float64 elements: one activation of the live model (4 rows x 16); live processes in this cell
+wire_halves = launch(demos.ping_pong, 2, args=(200, SIZE), echo=False)[0]
+
+# %%
 def one_way_estimates(tl, s):
     """Per micro-batch whose B_i found rank s idle: half of (rank s: F_i end -> B_i start) minus (rank s+1: F_i start
     -> B_i end), each on its own rank's clock: the one-way latency plus wake-up delay and timer error."""
@@ -471,8 +476,7 @@ padded = Costs().durations(plan)           # cost units; each op was padded to t
 overshoot = [(e - s) - d * UNIT_MS / 1e3 for r in range(P)
              for s, e, d in zip(run.timeline.starts[r], run.timeline.ends[r], padded[r])]
 jitter = statistics.median(overshoot)
-SIZE = 64                                  # float64 elements: one activation of the live model (4 rows x 16)
-wire = statistics.median(launch(demos.ping_pong, 2, args=(200, SIZE), echo=False)[0])
+wire = statistics.median(wire_halves)
 measured_durations = durations_of(run.timeline)
 forced = replay(plan, measured_durations).makespan
 what_if = replay(plan, measured_durations, comm=latency).makespan
@@ -1145,20 +1149,9 @@ md(claim(combos == {(8, "selective")}, text("fit-robust", spread=spread),
 # Run on {p} gloo processes with {lengths} valid tokens per micro-batch (the last holds only 1), the gradients differ from the single-process token-mean reference by {err:.1e}. Take "each micro-batch's own token mean, divided by $m$" instead and they are off by {wrong:.2f}: when the last micro-batch is not full, each micro-batch's token sum must be divided by the whole batch's token count (chapter 3 §4).
 
 # %%
-from course import minipipe     # imports torch: this cell is self-contained
+from course import minipipe     # torch and gloo processes: this cell computes, the next one shows
 
 P_A, M_A, LENGTHS_A = 4, 2, [4, 1]
-few = simulate(build("1f1b", P_A, M_A))
-
-
-def few_micro_batches(p, k, f, b):
-    """1F1B with m < p (m = 1 + k mod (p - 1)): the bubble formula and the peaks min(m, p - s) still hold."""
-    m = 1 + k % (p - 1)
-    tl = simulate(build("1f1b", p, m), Costs(f=f, b=b, w=0.0))
-    return abs(tl.bubble_ratio - (p - 1) / (m + p - 1)) < 1e-9 and tl.peak_activations == [min(m, p - s) for s in range(p)]
-
-
-swept_few = sweep(few_micro_batches, {"p": (2, 8), "k": (0, 6), "f": (0.5, 2.0), "b": (0.5, 2.0)}, 60, seed=8)
 try:
     torch_order("Schedule1F1B", P_A, M_A)
     torch_says = None
@@ -1174,6 +1167,19 @@ for i in range(M_A):            # the tempting normalisation: each micro-batch's
         out = st(out)
     (minipipe.token_loss(out, y_a[i], mask_a[i], mask_a[i].sum()) / M_A).backward()
 wrong_a = minipipe.max_error([[q.grad for q in st.parameters()] for st in stages_a], reference_a)
+
+# %%
+few = simulate(build("1f1b", P_A, M_A))
+
+
+def few_micro_batches(p, k, f, b):
+    """1F1B with m < p (m = 1 + k mod (p - 1)): the bubble formula and the peaks min(m, p - s) still hold."""
+    m = 1 + k % (p - 1)
+    tl = simulate(build("1f1b", p, m), Costs(f=f, b=b, w=0.0))
+    return abs(tl.bubble_ratio - (p - 1) / (m + p - 1)) < 1e-9 and tl.peak_activations == [min(m, p - s) for s in range(p)]
+
+
+swept_few = sweep(few_micro_batches, {"p": (2, 8), "k": (0, 6), "f": (0.5, 2.0), "b": (0.5, 2.0)}, 60, seed=8)
 md(claim(abs(few.bubble_ratio - (P_A - 1) / (M_A + P_A - 1)) < 1e-12
          and few.peak_activations == [min(M_A, P_A - s) for s in range(P_A)] and swept_few.holds,
          text("few-bubble", p=P_A, m=M_A, bubble=few.bubble_ratio, peaks=few.peak_activations,
@@ -1199,7 +1205,7 @@ md(claim(abs(few.bubble_ratio - (P_A - 1) / (M_A + P_A - 1)) < 1e-12
 # The summed gradients are exactly $m={m}$ times the right ones (largest deviation {err:.1e}). SGD's step grows {sgd:.2f} times, as if the learning rate had quietly been multiplied by $m$; Adam's step hardly changes (largest difference {adam:.1e} at a learning rate of {lr:g}): its first moment and the square root of its second grow together, so its update ignores a constant factor on the gradients. With Adam the mistake stays hidden until you change the optimizer, turn on gradient clipping (whose threshold is then effectively $m$ times tighter), or change $m$ and watch the logged loss jump with it.
 
 # %%
-import torch                    # this cell is self-contained
+import torch                    # this cell computes with torch, the next one shows
 
 from course import minipipe
 
@@ -1232,6 +1238,8 @@ sgd = [one_step(torch.optim.SGD, flat[k]) for k in ("right", "summed")]
 adam = [one_step(torch.optim.Adam, flat[k]) for k in ("right", "summed")]
 sgd_ratio = (sgd[1].norm() / sgd[0].norm()).item()
 adam_diff = (adam[1] - adam[0]).abs().max().item()
+
+# %%
 md(claim(err_b < 1e-10 and abs(sgd_ratio - M_B) < 1e-9 and adam_diff < 1e-3 * LR,
          text("summed", m=M_B, err=err_b, sgd=sgd_ratio, adam=adam_diff, lr=LR),
          err=err_b, sgd=sgd_ratio, adam=adam_diff))
@@ -1268,9 +1276,6 @@ guess_mismatched = None     # a number of micro-batches
 # Paired this way, the gradients are off by {wrong:.2f}; the loss still computes and nothing raises. Taking labels by micro-batch number (torch's `step(target=...)` splits the targets together with the inputs and picks them by number) leaves {right:.1e}. How to catch it: log every micro-batch's sample ids on the first stage and on the stage that computes the loss, and compare them one by one.
 
 # %%
-from course import minipipe     # imports torch: this cell is self-contained
-
-
 def loss_order(plan):
     """Per rank that computes a loss: the micro-batches whose loss it computes, in the order it runs them."""
     last = {s for s, k in plan.chunk_of_stage().items() if k == plan.chunks - 1}
@@ -1296,6 +1301,10 @@ swept_labels = sweep(lambda p, k: mismatched("1f1b", p, 2 * k * p) == 0 and mism
                      {"p": [2, 4, 6, 8], "k": [1, 2, 3]}, 12, seed=8)
 
 
+# %%
+from course import minipipe     # this cell computes with torch, the next one shows
+
+
 def pipeline_grads(label_of):
     """Gradients of a 4-stage chain on an 8-micro-batch batch when micro-batch i is scored against labels label_of[i]."""
     stages = [minipipe.stage(s) for s in range(4)]
@@ -1311,6 +1320,8 @@ def pipeline_grads(label_of):
 reference_c = minipipe.reference(4, 8, [minipipe.ROWS] * 8)
 wrong_c = minipipe.max_error(pipeline_grads(got["dualpipe"]), reference_c)
 right_c = minipipe.max_error(pipeline_grads({i: i for i in range(8)}), reference_c)
+
+# %%
 md(reveal(guess_mismatched, bad["dualpipe"],
           claim(bad["1f1b"] == 0 and bad["dualpipe"] > 0 and swept_labels.holds,
                 text("labels", one_f_one_b=orders["1f1b"], dualpipe=orders["dualpipe"], bad_1f1b=bad["1f1b"],
@@ -1473,18 +1484,16 @@ md(claim(top_of["even"] == sum(even_rows[0]) and sum(even_rows[0]) - sum(even_ro
 # This report differs from the expected one (no rank waits alone in the barrier): read each rank's stack in turn.
 
 # %%
-import inspect                  # stacks of real processes: this cell is self-contained
-
-from course import minipipe
-
-try:
+try:                            # gloo processes: this cell computes, the next one reads the report
     launch(demos.short_last_rank, 4, args=(4,), stall=2.0, timeout=60, echo=False)
     short = None
 except DeadlockDetected as err:
     short = err
 assert short is not None, "ranks that disagree about m were expected to hang"
-source, first_line = inspect.getsourcelines(minipipe.worker)
-loops = {phase: first_line + i for i, line in enumerate(source)
+
+# %%
+source = Path(importlib.util.find_spec("course.minipipe").origin).read_text(encoding="utf-8").splitlines()
+loops = {phase: n for n, line in enumerate(source, 1)                 # the loop headers of minipipe.worker
          for phase, head in (("warm-up", "for i in range(warmup)"), ("steady", "for k in range(m - warmup)"),
                              ("cool-down", "for i in range(m - warmup, m)")) if head in line}
 
