@@ -67,15 +67,30 @@ still needs, the inputs of the linear layers and the gradients of their outputs,
 When the chunks' shares differ, ``two_part_memory`` sums two memory curves of one timeline (a part freed by B,
 a part held until W).
 
+Traffic in bytes (``step_traffic``): what one GPU sends in one training step for each kind of parallelism.
+TP (Megatron's layout): per layer and micro-batch two all-reduces of the s·b·h activation in the forward (after
+attention, after the MLP) and two in the backward (at the two column-parallel inputs); with SP each becomes an
+all-gather plus a reduce-scatter, the same bytes; full recompute runs the forward's two again in the backward.
+A ring all-reduce makes each of n ranks send 2(n-1)/n of the tensor.  PP: one s·b·h activation or gradient per
+micro-batch and stage boundary, 1/t of it per GPU (SP shards it; without SP Megatron's scatter/gather does the
+same).  DP: one all-reduce of the rank's 16-bit gradients per step (ZeRO-1's reduce-scatter plus all-gather sends
+the same bytes).
+
 Which layouts fit: ``fit_layouts`` tries every (tp, pp, dp, schedule, v, m, recompute) for a number of GPUs and
-a global batch, simulates each with compute times from FLOPs, and keeps those whose busiest rank fits.
+a global batch, simulates each with compute times from FLOPs, and keeps those whose busiest rank fits.  Given
+bandwidths, it adds communication to the step time: TP traffic at ``tp_bw`` (inside a node) lengthens every F
+and B, each PP transfer takes its bytes at ``dp_bw`` (between nodes) as the simulator's latency, and the DP
+all-reduce at ``dp_bw`` runs after the flush (not overlapped with the backward: Megatron can hide part of it,
+so this is its most pessimistic cost).  Without bandwidths communication costs nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from fractions import Fraction
 
+from .plan import ops_of
 from .validation import check_counts, check_positive_number
 
 RECOMPUTE = ("none", "selective", "full")
@@ -494,26 +509,77 @@ def layer_flops(model: Model, cfg: ActivationConfig) -> tuple[float, float]:
     return 2.0 * split * tokens / cfg.tp, 4.0 * cfg.seq * cfg.seq * model.hidden * cfg.mbs / cfg.tp
 
 
-def chunk_times(model: Model, cfg: ActivationConfig, chunks: int, flops_per_s: float
-                ) -> tuple[list[float], list[float], list[float]]:
+def chunk_times(model: Model, cfg: ActivationConfig, chunks: int, flops_per_s: float,
+                tp_bw: float | None = None) -> tuple[list[float], list[float], list[float]]:
     """Seconds of F, B (input gradient) and W (weight gradient) per chunk for one micro-batch.
 
     B of the attention core costs twice its forward (gradients of the scores, of Q, K and V) and has no W.
     Selective recompute adds the attention core's forward to B, full recompute the whole forward.  The last
-    chunk adds lm_head (2svh FLOPs per sequence, on the TP rank's vocabulary share)."""
+    chunk adds lm_head (2svh FLOPs per sequence, on the TP rank's vocabulary share).  With ``tp_bw`` (bytes/s
+    each GPU sends inside a node) F and B also wait for their TP traffic (``tp_layer_bytes``); W has none."""
     check_positive_number("flops_per_s", flops_per_s)
+    if tp_bw is not None:
+        check_positive_number("tp_bw", tp_bw, "bytes/s")
     lin, core = layer_flops(model, cfg)
     f_layer = lin + core
     b_layer = lin + 2 * core + (core if cfg.recompute == "selective" else f_layer if cfg.recompute == "full" else 0)
     head = 2.0 * cfg.seq * cfg.mbs * model.vocab * model.hidden / cfg.tp
+    f_comm, b_comm = (x / tp_bw for x in tp_layer_bytes(model, cfg)) if tp_bw else (0.0, 0.0)
     f, b, w = [], [], []
     counts = layers_per_chunk(model.layers, chunks)
     for k, n in enumerate(counts):
         extra = head if k == chunks - 1 else 0.0
-        f.append((n * f_layer + extra) / flops_per_s)
-        b.append((n * b_layer + extra) / flops_per_s)
+        f.append((n * f_layer + extra) / flops_per_s + n * f_comm)
+        b.append((n * b_layer + extra) / flops_per_s + n * b_comm)
         w.append((n * lin + extra) / flops_per_s)
     return f, b, w
+
+
+# ---- communication in bytes --------------------------------------------------------------------------------
+def ring_share(n: int) -> float:
+    """Bytes each of n ranks sends per byte of a ring all-reduce: 2(n-1)/n (a reduce-scatter, then an all-gather)."""
+    check_counts(n=n)
+    return 2 * (n - 1) / n
+
+
+def tp_layer_bytes(model: Model, cfg: ActivationConfig) -> tuple[float, float]:
+    """(forward, backward) bytes one TP rank sends for one layer and one micro-batch (module docstring)."""
+    one = ring_share(cfg.tp) * cfg.dtype_bytes * cfg.seq * cfg.mbs * model.hidden
+    return 2 * one, (4 if cfg.recompute == "full" else 2) * one
+
+
+def pp_transfer_bytes(model: Model, cfg: ActivationConfig) -> float:
+    """Bytes one GPU sends for one activation (or its gradient) at a stage boundary: s·b·h elements over t."""
+    return cfg.dtype_bytes * cfg.seq * cfg.mbs * model.hidden / cfg.tp
+
+
+def dp_bytes(params: int, dp: int) -> float:
+    """Bytes one GPU sends per step to synchronise the 16-bit gradients of its ``params`` over ``dp`` replicas."""
+    return ring_share(dp) * GRAD_BYTES * params
+
+
+def step_traffic(plan, model: Model, cfg: ActivationConfig, dp: int = 1) -> list[dict]:
+    """Per pipeline rank of ``plan``, the bytes one of its GPUs sends in one step: {"tp", "pp", "dp"}.
+
+    TP: ``tp_layer_bytes`` for every layer of every F and B the rank runs; PP: one ``pp_transfer_bytes`` for
+    every op whose output another rank needs (an F's activation, a B's gradient); DP: ``dp_bytes`` of the rank's
+    parameters."""
+    cfg.check(model)
+    rank_of, chunk_of = plan.rank_of_stage(), plan.chunk_of_stage()
+    layers = layers_per_chunk(model.layers, plan.chunks)
+    fwd, bwd = tp_layer_bytes(model, cfg)
+    sent = [0] * plan.p
+    for r, steps in enumerate(plan.ranks):
+        for op in (op for st in steps for op in ops_of(st)):
+            for dep in plan.dependencies(op):
+                if rank_of[dep.stage] != r:
+                    sent[rank_of[dep.stage]] += 1
+    out = []
+    for r, (steps, params) in enumerate(zip(plan.ranks, rank_params(plan, model, cfg.tp))):
+        ops = [op for st in steps for op in ops_of(st)]
+        tp = sum(layers[chunk_of[op.stage]] * (fwd if op.kind == "F" else bwd) for op in ops if op.kind != "W")
+        out.append({"tp": tp, "pp": sent[r] * pp_transfer_bytes(model, cfg), "dp": dp_bytes(params, dp)})
+    return out
 
 
 # ---- which layouts fit --------------------------------------------------------------------------------------
@@ -534,50 +600,63 @@ def candidate_layouts(model: Model, gpus: int, global_batch: int, mbs: int = 1):
                 yield tp, pp, dp, global_batch // (dp * mbs)
 
 
+@lru_cache(maxsize=512)
+def _compiled(name: str, pp: int, m: int, v: int | None):
+    """The schedule checked and laid out once per process (fit_layouts tries the same shapes for every tp and
+    cost model); None when the schedule's own rules refuse (p, m, v) (even p, m >= 2p, m % p, ...)."""
+    from .schedules import build
+    from .sim_compiled import CompiledPlan
+
+    try:
+        return CompiledPlan(build(name, pp, m, v=v))
+    except ValueError:
+        return None
+
+
 def fit_layouts(model: Model, gpus: int, gpu_mem: float, global_batch: int, seq: int, mbs: int = 1,
                 flops_per_s: float = 400e12, zero: int = 0, w_mem: float = 1.0, dtype_bytes: int = 2,
-                recompute: tuple[str, ...] = RECOMPUTE) -> list[dict]:
+                recompute: tuple[str, ...] = RECOMPUTE, tp_bw: float | None = None,
+                dp_bw: float | None = None) -> list[dict]:
     """Every (tp, pp, dp, schedule, v, m, recompute) whose busiest rank fits in ``gpu_mem`` bytes, fastest first.
 
     SP is on whenever tp > 1.  Each layout is simulated with F, B, W from ``chunk_times`` (FLOPs at
-    ``flops_per_s`` per GPU; TP and DP communication not modelled) and each chunk's activation bytes, so its
-    step time (``step_s``), bubble and peak bytes come from the same timeline.  A schedule whose own rules
-    refuse (p, m, v) is skipped; with pp = 1 only 1f1b (plain gradient accumulation) is tried."""
+    ``flops_per_s`` per GPU, TP traffic at ``tp_bw``), PP transfers at ``dp_bw`` and each chunk's activation
+    bytes, so its pipeline time, bubble and peak bytes come from the same timeline; ``step_s`` adds the DP
+    all-reduce of the busiest rank's gradients at ``dp_bw`` (``dp_s``).  A bandwidth of None (the default)
+    leaves that communication out.  A schedule whose own rules refuse (p, m, v) is skipped; with pp = 1 only
+    1f1b (plain gradient accumulation) is tried."""
     from .costs import Costs
-    from .schedules import REGISTRY, build
+    from .schedules import REGISTRY
     from .sim import DeadlockError
-    from .sim_compiled import CompiledPlan
 
-    rows, compiled = [], {}
+    if dp_bw is not None:
+        check_positive_number("dp_bw", dp_bw, "bytes/s")
+    rows = []
     for tp, pp, dp, m in candidate_layouts(model, gpus, global_batch, mbs):
         shapes = [("1f1b", None)] if pp == 1 else [
             (name, v) for name, info in REGISTRY.items() for v in (V_CHOICES if "v" in info.params else (None,))]
         for name, v in shapes:
-            key = (name, pp, m, v)
-            if key not in compiled:
-                try:
-                    plan = build(name, pp, m, v=v)
-                    compiled[key] = CompiledPlan(plan) if plan.chunks <= model.layers else None
-                except ValueError:           # the schedule's own rules (even p, m >= 2p, m % p, ...)
-                    compiled[key] = None
-            cp = compiled[key]
-            if cp is None:
+            cp = _compiled(name, pp, m, v)
+            if cp is None or cp.plan.chunks > model.layers:
                 continue
-            if max(sum(static_bytes(n, dp, zero)) for n in rank_params(cp.plan, model, tp)) > gpu_mem:
+            params = rank_params(cp.plan, model, tp)
+            if max(sum(static_bytes(n, dp, zero)) for n in params) > gpu_mem:
                 continue
+            dp_s = dp_bytes(max(params), dp) / dp_bw if dp_bw else 0.0
             for rc in recompute:
                 cfg = ActivationConfig(seq, mbs, tp, tp > 1, rc, dtype_bytes)
-                f, b, w = chunk_times(model, cfg, cp.plan.chunks, flops_per_s)
+                f, b, w = chunk_times(model, cfg, cp.plan.chunks, flops_per_s, tp_bw)
+                comm = pp_transfer_bytes(model, cfg) / dp_bw if dp_bw else 0.0
                 try:
                     tl = cp.simulate(Costs(f=f, b=b, w=w, act=chunk_activation_bytes(model, cfg, cp.plan.chunks),
-                                           w_mem=w_mem))
+                                           w_mem=w_mem, comm=comm))
                 except DeadlockError:
                     continue
                 peak = max(pipeline_memory(cp.plan, model, cfg, dp=dp, zero=zero, timeline=tl).peak)
                 if peak <= gpu_mem:
                     rows.append({"tp": tp, "pp": pp, "dp": dp, "schedule": name, "v": v, "m": m, "recompute": rc,
                                  "sp": cfg.sp, "peak_bytes": peak, "bubble": tl.bubble_ratio,
-                                 "step_s": tl.makespan})
+                                 "step_s": tl.makespan + dp_s, "dp_s": dp_s})
     rows.sort(key=lambda r: (r["step_s"], r["peak_bytes"]))
     return rows
 
@@ -586,5 +665,6 @@ __all__ = ["Model", "PRESETS", "preset", "ActivationConfig", "Term", "layer_term
            "layer_activation_bytes",
            "korthikanti_layer_bytes", "embedding_activation_bytes", "output_activation_bytes", "w_mem_share",
            "layers_per_chunk", "chunk_activation_bytes", "chunk_params", "rank_params", "static_bytes",
-           "RankMemory", "PipelineMemory", "pipeline_memory", "layer_flops", "chunk_times", "candidate_layouts",
-           "fit_layouts", "two_part_memory", "GB", "RECOMPUTE"]
+           "RankMemory", "PipelineMemory", "pipeline_memory", "layer_flops", "chunk_times", "ring_share",
+           "tp_layer_bytes", "pp_transfer_bytes", "dp_bytes", "step_traffic", "candidate_layouts", "fit_layouts",
+           "two_part_memory", "GB", "RECOMPUTE"]

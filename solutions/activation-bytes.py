@@ -6,6 +6,7 @@ RECOMPUTE = ("none", "selective", "full")
 
 
 def _check(t, sp, recompute, s, **sizes):
+    """One clear ValueError for a bad argument: sizes are positive ints, recompute one of three, SP needs t > 1."""
     for name, value in {"s": s, "t": t, **sizes}.items():
         if type(value) is not int or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -25,50 +26,55 @@ def _total(terms, t, sp, recompute, layer_input):
                      for size, split, core in terms if not (core and recompute == "selective")))
 
 
-def gpt_layer_bytes(s, b, h, a, t=1, sp=False, recompute="none"):
-    """Bytes of one GPT layer's activations for one micro-batch on one TP rank (Korthikanti et al. 2022)."""
+def gpt_layer_bytes(s, b, h, a, t=1, sp=False, recompute="none", ffn=None, dtype_bytes=2):
+    """Bytes of one GPT layer's activations for one micro-batch on one TP rank (Korthikanti et al. 2022's block:
+    LayerNorm, attention with dropout, a GeLU MLP of width ``ffn`` (default 4h), dropout), with ``dtype_bytes``
+    per activation element and 1 byte per dropout-mask element."""
     ### BEGIN SOLUTION
-    _check(t, sp, recompute, s, b=b, h=h, a=a)
+    f = 4 * h if ffn is None else ffn
+    _check(t, sp, recompute, s, b=b, h=h, a=a, ffn=f, dtype_bytes=dtype_bytes)
     if a % t:
         raise ValueError(f"t={t} must divide the heads a={a}")
-    sbh, scores = s * b * h, a * s * s * b
-    terms = [(2 * sbh, False, False),        # LayerNorm input
-             (2 * sbh, False, False),        # QKV input
-             (4 * sbh, True, False),         # Q and K (for QK^T)
-             (2 * scores, True, True),       # softmax output (softmax backward)
-             (scores, True, True),           # dropout mask
-             (2 * scores, True, True),       # dropout output (for the product with V)
-             (2 * sbh, True, False),         # V
-             (2 * sbh, True, False),         # output projection input
+    d, sbh, sbf, scores = dtype_bytes, s * b * h, s * b * f, a * s * s * b
+    terms = [(d * sbh, False, False),        # LayerNorm input
+             (d * sbh, False, False),        # QKV input
+             (2 * d * sbh, True, False),     # Q and K (for QK^T)
+             (d * scores, True, True),       # softmax output (softmax backward)
+             (scores, True, True),           # dropout mask (1 byte per element)
+             (d * scores, True, True),       # dropout output (for the product with V)
+             (d * sbh, True, False),         # V
+             (d * sbh, True, False),         # output projection input
              (sbh, False, False),            # dropout mask after attention
-             (2 * sbh, False, False),        # LayerNorm input
-             (2 * sbh, False, False),        # fc1 input
-             (8 * sbh, True, False),         # GeLU input (4h wide)
-             (8 * sbh, True, False),         # fc2 input
+             (d * sbh, False, False),        # LayerNorm input
+             (d * sbh, False, False),        # fc1 input
+             (d * sbf, True, False),         # GeLU input (f wide)
+             (d * sbf, True, False),         # fc2 input
              (sbh, False, False)]            # dropout mask after the MLP
-    return _total(terms, t, sp, recompute, 2 * sbh)
+    return _total(terms, t, sp, recompute, d * sbh)
     ### END SOLUTION
 
 
-def llama_layer_bytes(s, b, h, a, kv_heads, ffn, t=1, sp=False, recompute="none"):
-    """Bytes of one Llama 3 layer's activations (GQA, SwiGLU, no dropout) for one micro-batch on one TP rank."""
+def llama_layer_bytes(s, b, h, a, kv_heads, ffn, t=1, sp=False, recompute="none", dtype_bytes=2):
+    """Bytes of one Llama 3 layer's activations (GQA, SwiGLU, no dropout) for one micro-batch on one TP rank,
+    with ``dtype_bytes`` per element."""
     ### BEGIN SOLUTION
-    _check(t, sp, recompute, s, b=b, h=h, a=a, kv_heads=kv_heads, ffn=ffn)
-    if a % t or kv_heads % t or h % a:
-        raise ValueError(f"t={t} must divide a={a} and kv_heads={kv_heads}, and a must divide h={h}")
-    sbh, g, scores = s * b * h, kv_heads * (h // a), a * s * s * b
-    terms = [(2 * sbh, False, False),        # RMSNorm input
-             (2 * sbh, False, False),        # QKV input
-             (2 * sbh, True, False),         # Q after RoPE
-             (2 * s * b * g, True, False),   # K after RoPE
-             (2 * s * b * g, True, False),   # V
-             (2 * scores, True, True),       # softmax output (no dropout: it also multiplies V)
-             (2 * sbh, True, False),         # output projection input
-             (2 * sbh, False, False),        # RMSNorm input
-             (2 * sbh, False, False),        # gate/up input
-             (2 * s * b * ffn, True, False),  # gate output (SiLU input)
-             (2 * s * b * ffn, True, False),  # SiLU output (times up)
-             (2 * s * b * ffn, True, False),  # up output (times SiLU)
-             (2 * s * b * ffn, True, False)]  # down projection input
-    return _total(terms, t, sp, recompute, 2 * sbh)
+    _check(t, sp, recompute, s, b=b, h=h, a=a, kv_heads=kv_heads, ffn=ffn, dtype_bytes=dtype_bytes)
+    if a % t or kv_heads % t or h % a or a % kv_heads:
+        raise ValueError(f"t={t} must divide a={a} and kv_heads={kv_heads}, kv_heads must divide a and a must "
+                         f"divide h={h}")
+    d, sbh, g, scores = dtype_bytes, s * b * h, kv_heads * (h // a), a * s * s * b
+    terms = [(d * sbh, False, False),        # RMSNorm input
+             (d * sbh, False, False),        # QKV input
+             (d * sbh, True, False),         # Q after RoPE
+             (d * s * b * g, True, False),   # K after RoPE
+             (d * s * b * g, True, False),   # V
+             (d * scores, True, True),       # softmax output (no dropout: it also multiplies V)
+             (d * sbh, True, False),         # output projection input
+             (d * sbh, False, False),        # RMSNorm input
+             (d * sbh, False, False),        # gate/up input
+             (d * s * b * ffn, True, False),  # gate output (SiLU input)
+             (d * s * b * ffn, True, False),  # SiLU output (times up)
+             (d * s * b * ffn, True, False),  # up output (times SiLU)
+             (d * s * b * ffn, True, False)]  # down projection input
+    return _total(terms, t, sp, recompute, d * sbh)
     ### END SOLUTION

@@ -1,32 +1,61 @@
-"""Exercise torch-actions (chapter 8): course Plans to torch.distributed.pipelining actions and back."""
+"""Exercise torch-actions (chapter 8): course Plans to torch.distributed.pipelining actions (with or without the
+send and receive actions) and back."""
 
-from course.plan import Overlap
+from course.plan import Overlap, ops_of
 
 
-def to_actions(plan):
-    """Per rank, the plan's steps as torch action strings, e.g. "0F2", "1I0", "(0F3;1I1)OVERLAP_F_B".
-
-    F -> F; in a plan with W ops, B is the input gradient -> I and W -> W; without W ops, B is torch's full
-    backward B.  Stage = position along the route.  Raises ValueError for an invalid plan.
+def to_actions(plan, comms=False):
+    """Per rank, the plan's steps as torch action strings, e.g. "0F2", "1I0", "(0F3;1I1)OVERLAP_F_B", in the
+    order of ``plan.ranks[r]``, stage = position along the route.  With ``comms``, each rank's list also holds
+    the send and receive actions torch's runtime needs to run it as written, without a lowering of its own.
+    Raises ValueError for an invalid plan.
     """
     ### BEGIN SOLUTION
     plan.validate()
-    position = plan.chunk_of_stage()
+    position, rank_of = plan.chunk_of_stage(), plan.rank_of_stage()
     letter = {"F": "F", "B": "I" if plan.split_backward else "B", "W": "W"}
 
     def action(op):
         return f"{position[op.stage]}{letter[op.kind]}{op.mb}"
 
-    return [[f"({action(st.first)};{action(st.second)})OVERLAP_F_B" if isinstance(st, Overlap) else action(st)
-             for st in steps] for steps in plan.ranks]
+    def direction(op):
+        return "F" if op.kind == "F" else "B"
+
+    def receives(op, r):
+        """What ``op`` on rank r must receive first: its inputs computed on other ranks."""
+        return [f"{position[op.stage]}RECV_{direction(op)}{op.mb}"
+                for dep in plan.dependencies(op) if dep.kind == op.kind and rank_of[dep.stage] != r]
+
+    def sends(op, r):
+        """What ``op`` on rank r must send: its output, when the next op along the route runs elsewhere."""
+        if op.kind == "W":
+            return []
+        route = plan.routes[op.mb]
+        k = route.index(op.stage) + (1 if op.kind == "F" else -1)
+        if 0 <= k < len(route) and rank_of[route[k]] != r:
+            return [f"{position[op.stage]}SEND_{direction(op)}{op.mb}"]
+        return []
+
+    out = []
+    for r, steps in enumerate(plan.ranks):
+        row = []
+        for st in steps:
+            ops = ops_of(st)
+            if comms:
+                row += [x for op in ops for x in receives(op, r)]
+            row.append(f"({action(st.first)};{action(st.second)})OVERLAP_F_B" if isinstance(st, Overlap)
+                       else action(st))
+            if comms:
+                row += [x for op in ops for x in sends(op, r)]
+        out.append(row)
+    return out
     ### END SOLUTION
 
 
 def from_actions(actions):
-    """Per rank, torch action strings as course plan tokens (F0, B1.s4, W1.s4, F3&B1).
+    """Per rank, torch action strings as course plan tokens (what ``Plan.parse`` reads: F0, B1.s4, W1.s4, F3&B1).
 
-    torch's I -> B, W -> W; its full backward B -> B when no action is split, else B followed by W (a course plan
-    splits every backward or none).  Communication actions and None are dropped; others raise ValueError.
+    Communication actions and None are dropped; anything else that is not a compute action raises ValueError.
     """
     ### BEGIN SOLUTION
     import re

@@ -118,6 +118,21 @@ def test_generic_deadlock_detected_from_idle_cpu():
     assert _no_workers_left()
 
 
+def test_chapter_demos_ping_pong_and_a_rank_that_finished_early():
+    """Chapter 8's targets: half round trips come back from rank 0 only; a last rank with one micro-batch fewer
+    waits alone in the end-of-step barrier while the others are still inside minipipe's 1F1B loop."""
+    from course.live import demos
+
+    halves = launch(demos.ping_pong, 2, args=(20, 64), timeout=60)
+    assert len(halves[0]) == 20 and halves[1] == [] and all(0 < x < 5 for x in halves[0])
+    with pytest.raises(DeadlockDetected) as e:
+        launch(demos.short_last_rank, 4, args=(4,), stall=2.0, timeout=60)
+    stacks = e.value.stacks
+    assert "in barrier" in stacks[3] and "minipipe.py" not in stacks[3], stacks[3]
+    assert all('minipipe.py", line' in stacks[r] and "in worker" in stacks[r] for r in range(3)), stacks
+    assert _no_workers_left()
+
+
 def test_timeout_ends_the_job(jobdirs):
     with pytest.raises(JobTimeout) as e:
         launch(sleep_long, 2, timeout=3, stall=None)

@@ -3,9 +3,10 @@
 import pytest
 
 from course.costs import Costs
-from course.memory import (PRESETS, ActivationConfig, Model, chunk_activation_bytes, korthikanti_layer_bytes,
-                           layer_activation_bytes, layer_terms, output_activation_bytes, pipeline_memory,
-                           fit_layouts, preset, rank_params, static_bytes, w_mem_share)
+from course.memory import (PRESETS, ActivationConfig, Model, chunk_activation_bytes, chunk_times, dp_bytes,
+                           korthikanti_layer_bytes, layer_activation_bytes, layer_terms, output_activation_bytes,
+                           pipeline_memory, fit_layouts, pp_transfer_bytes, preset, rank_params, ring_share,
+                           static_bytes, step_traffic, tp_layer_bytes, w_mem_share)
 from course.schedules import REGISTRY, build
 from course.sim import simulate
 
@@ -165,3 +166,57 @@ def test_fit_layouts_keep_what_fits_fastest_first():
     # 16 GPUs hold 70B's 1.1 TB of training state only with dp = 1, and then only with full recomputation
     assert {k[2] for k in keys} == {1} and {k[5] for k in keys} == {"full"}
     assert not fit_layouts(model, gpus=8, gpu_mem=80e9, global_batch=16, seq=4096)   # 8 x 80 GB < 16 B x 70.6 B
+
+
+def test_traffic_bytes_by_hand():
+    """Megatron's TP: 2 all-reduces of s·b·h per layer forward, 2 backward, ring 2(t-1)/t; PP: s·b·h/t per
+    transfer; DP: one ring all-reduce of 2-byte gradients."""
+    cfg = ActivationConfig(seq=2048, mbs=1, tp=8, sp=True, recompute="selective")
+    assert ring_share(1) == 0 and ring_share(8) == 1.75
+    assert tp_layer_bytes(GPT3, cfg) == (2 * 1.75 * 2 * SBH, 2 * 1.75 * 2 * SBH)
+    full = ActivationConfig(seq=2048, mbs=1, tp=8, sp=True, recompute="full")
+    assert tp_layer_bytes(GPT3, full) == (2 * 1.75 * 2 * SBH, 4 * 1.75 * 2 * SBH)   # the recomputed forward's two
+    assert tp_layer_bytes(GPT3, ActivationConfig(seq=2048)) == (0, 0)
+    assert pp_transfer_bytes(GPT3, cfg) == 2 * SBH / 8
+    assert dp_bytes(10 ** 9, 4) == 1.5 * 2 * 10 ** 9 and dp_bytes(10 ** 9, 1) == 0
+
+
+@pytest.mark.parametrize("name, v, sends", [
+    ("1f1b", None, [1, 2, 2, 1]),            # transfers per micro-batch: the ends send one way, the middle both
+    ("interleaved", 2, [3, 4, 4, 3]),        # rank 0: F of stages 0 and 4, B of stage 4; rank 3 likewise
+    ("zbv", None, [2, 4, 4, 2]),             # V shape: rank 0's stages 0 and 7 each send once; rank 3 turns on itself
+])
+def test_step_traffic_counts_every_boundary(name, v, sends):
+    model, m = PRESETS["llama3-8b"], 8
+    cfg = ActivationConfig(seq=4096, mbs=1, tp=2, sp=True)
+    plan = build(name, 4, m, v=v) if v else build(name, 4, m)
+    traffic = step_traffic(plan, model, cfg, dp=4)
+    assert [round(t["pp"] / pp_transfer_bytes(model, cfg)) for t in traffic] == [n * m for n in sends]
+    fwd, bwd = tp_layer_bytes(model, cfg)
+    layers = model.layers // 4          # each rank holds a quarter of the layers, however its chunks split them
+    assert all(t["tp"] == pytest.approx(layers * m * (fwd + bwd)) for t in traffic)
+    assert [t["dp"] for t in traffic] == [dp_bytes(n, 4) for n in rank_params(plan, model, 2)]
+
+
+def test_fit_layouts_with_bandwidths_add_communication():
+    model = PRESETS["llama3-8b"]
+    fit = dict(gpus=8, gpu_mem=40e9, global_batch=16, seq=4096)
+    plain, comm = fit_layouts(model, **fit), fit_layouts(model, **fit, tp_bw=300e9, dp_bw=40e9)
+    key = lambda r: (r["tp"], r["pp"], r["dp"], r["schedule"], r["v"], r["recompute"])
+    before = {key(r): r for r in plain}
+    assert {key(r) for r in comm} == set(before)          # communication changes times, not what fits
+    assert all(r["dp_s"] == 0 for r in plain)
+    for r in comm:
+        assert r["step_s"] > before[key(r)]["step_s"] or (r["tp"] == 1 and r["pp"] == 1 and r["dp"] == 1)
+        cfg = ActivationConfig(4096, 1, r["tp"], r["tp"] > 1, r["recompute"])
+        plan = build(r["schedule"], r["pp"], r["m"], v=r["v"])
+        f, b, w = chunk_times(model, cfg, plan.chunks, 400e12, 300e9)
+        tl = simulate(plan, Costs(f=f, b=b, w=w, comm=pp_transfer_bytes(model, cfg) / 40e9))
+        assert r["step_s"] == pytest.approx(tl.makespan + r["dp_s"])
+        assert r["dp_s"] == pytest.approx(dp_bytes(max(rank_params(plan, model, r["tp"])), r["dp"]) / 40e9)
+    # compute alone puts tp = 8, pp = 1 first; its all-reduces in every layer cost it that place
+    assert (plain[0]["tp"], plain[0]["pp"]) == (8, 1) and (comm[0]["tp"], comm[0]["pp"]) != (8, 1)
+    with pytest.raises(ValueError, match="dp_bw"):
+        fit_layouts(model, **fit, dp_bw=0)
+    with pytest.raises(ValueError, match="tp_bw"):
+        fit_layouts(model, **fit, tp_bw=-1.0)

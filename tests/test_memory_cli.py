@@ -72,6 +72,21 @@ def test_fit_lists_layouts_that_fit_best_first(capsys):
                  "--global-batch", "16"]) == 0
     text = capsys.readouterr().out
     assert "layouts fit" in text and "peak GB" in text and "bubble" in text
+    assert "TP traffic not modelled" in text
+
+
+def test_fit_with_bandwidths_adds_communication(capsys):
+    flags = ["memory", "--fit", "--model", "llama3-8b", "--seq", "4096", "--gpus", "8", "--gpu-mem", "40GB",
+             "--global-batch", "16", "--json"]
+    assert main(flags) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(flags + ["--tp-bw", "300", "--dp-bw", "40", "--top", "200"]) == 0
+    comm = json.loads(capsys.readouterr().out)
+    assert (comm["tp_bw_gb_s"], comm["dp_bw_gb_s"]) == (300, 40) and comm["layouts"] == plain["layouts"]
+    assert comm["fits"][0]["step_s"] > plain["fits"][0]["step_s"]
+    assert all((r["dp_s"] > 0) == (r["dp"] > 1) for r in comm["fits"]) and len(comm["fits"]) == comm["layouts"]
+    assert main(flags[:-1] + ["--tp-bw", "300"]) == 0
+    assert "TP at 300 GB/s" in capsys.readouterr().out
 
 
 def run(*args):
@@ -88,6 +103,7 @@ def run(*args):
     (["--model", "gpt3-175b", "--seq", "0"], "expected a positive integer"),
     (["--model", "gpt3-175b", "--seq", "2048", "--gpu-mem", "lots"], "expected a positive memory size"),
     (["--model", "gpt3-175b", "--seq", "2048", "--fit"], "--fit needs --gpus"),
+    (["--model", "gpt3-175b", "--seq", "2048", "--fit", "--dp-bw", "0"], "expected a positive number"),
     (["--model", "gpt3-175b", "--seq", "2048", "--zero", "1"], "--zero 1 shards optimizer states"),
     (["--model", "gpt3-175b", "--seq", "2048", "--pp", "4", "--schedule", "nope"], "unknown schedule 'nope'"),
 ])

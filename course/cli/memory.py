@@ -64,6 +64,11 @@ def add_parser(sub):
     fit.add_argument("--global-batch", type=positive_int, help="sequences per optimizer step for --fit")
     fit.add_argument("--tflops", type=positive_float, default=400.0,
                      help="sustained TFLOP/s per GPU for the step-time estimate (default 400)")
+    fit.add_argument("--tp-bw", type=positive_float, metavar="GB/S",
+                     help="bytes each GPU sends per second inside a node (GB/s): adds TP traffic to every F and B")
+    fit.add_argument("--dp-bw", type=positive_float, metavar="GB/S",
+                     help="bytes each GPU sends per second between nodes (GB/s): adds PP transfers and the DP "
+                     "gradient all-reduce (after the flush) to the step")
     fit.add_argument("--top", type=positive_int, default=10, help="layouts --fit lists (default 10)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--trace", metavar="FILE", type=output_file, help="also write the schedule as Chrome "
@@ -149,7 +154,11 @@ def fit_rows(args, model) -> list[dict]:
         raise ValueError("--fit needs --gpus N, --gpu-mem SIZE (e.g. 80GB) and --global-batch SEQUENCES")
     return fit_layouts(model, args.gpus, args.gpu_mem, args.global_batch, args.seq, mbs=args.mbs,
                        flops_per_s=args.tflops * 1e12, zero=args.zero, w_mem=args.w_mem,
-                       dtype_bytes=DTYPES[args.dtype])
+                       dtype_bytes=DTYPES[args.dtype], tp_bw=_bytes_per_s(args.tp_bw), dp_bw=_bytes_per_s(args.dp_bw))
+
+
+def _bytes_per_s(gb_per_s: float | None) -> float | None:
+    return None if gb_per_s is None else gb_per_s * 1e9
 
 
 def run_fit(args, model) -> int:
@@ -157,7 +166,8 @@ def run_fit(args, model) -> int:
     if args.json:
         print(dumps({"model": model.name, "gpus": args.gpus, "gpu_mem": args.gpu_mem,
                      "global_batch": args.global_batch, "seq": args.seq, "mbs": args.mbs,
-                     "tflops": args.tflops, "zero": args.zero, "layouts": len(rows), "fits": rows[:args.top]}))
+                     "tflops": args.tflops, "zero": args.zero, "tp_bw_gb_s": args.tp_bw, "dp_bw_gb_s": args.dp_bw,
+                     "layouts": len(rows), "fits": rows[:args.top]}))
         return 0
     print(f"{model.name} on {args.gpus} GPUs of {_gb(args.gpu_mem)} GB, global batch {args.global_batch} x "
           f"{args.seq} tokens, mbs {args.mbs}, {args.tflops:g} TFLOP/s per GPU"
@@ -170,5 +180,9 @@ def run_fit(args, model) -> int:
     for r in rows[:args.top]:
         print(f"{r['tp']:>3} {r['pp']:>3} {r['dp']:>3} {r['schedule']:<16} {r['v'] or '':>2} {r['m']:>5} "
               f"{r['recompute']:<10} {_gb(r['peak_bytes']):>8} {r['bubble']:>7.1%} {r['step_s']:>8.3f}")
-    print("step time: the simulated pipeline makespan from FLOPs at --tflops (TP and DP communication not modelled)")
+    comm = [f"{name} at {bw:g} GB/s" for name, bw in (("TP", args.tp_bw), ("PP and DP", args.dp_bw)) if bw]
+    print("step time: the simulated pipeline makespan from FLOPs at --tflops"
+          + (f", communication: {', '.join(comm)}" if comm else "")
+          + ("" if args.tp_bw else "; TP traffic not modelled (--tp-bw)")
+          + ("" if args.dp_bw else "; PP and DP traffic not modelled (--dp-bw)"))
     return 0
