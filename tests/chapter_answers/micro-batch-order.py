@@ -11,14 +11,13 @@ would write it.
 def flow_makespan(times, order):
     if sorted(order) != list(range(len(times))):
         raise ValueError("order must be a permutation")
-    stages = len(times[0]) if times else 0
-    finish = [0.0] * stages
-    for i in order:
-        ready = 0.0
-        for s in range(stages):
-            finish[s] = max(finish[s], ready) + times[i][s]
-            ready = finish[s]
-    return float(finish[-1]) if stages else 0.0
+    if not times:
+        return 0.0
+    done = [[0.0] * len(times[0]) for _ in order]      # done[k][s]: the k-th micro-batch leaves stage s
+    for k, i in enumerate(order):
+        for s, t in enumerate(times[i]):
+            done[k][s] = max(done[k - 1][s] if k else 0.0, done[k][s - 1] if s else 0.0) + t
+    return float(done[-1][-1])
 
 
 def two_stage_order(times):

@@ -1,27 +1,20 @@
 import math
 
-from course.checks import CheckFailed, assert_not_using, assert_true
+from course.checks import assert_not_using, assert_true
 from course.i18n import tr
 from course.partition import partition
 
 from submission import empty_stage_case, fixed_partition
 
 
-def checked_case(case, what):
-    """The (layer_times, p) a case function returned, or a failure saying what a case must look like."""
-    ok = (type(case) in (tuple, list) and len(case) == 2 and type(case[0]) in (list, tuple) and type(case[1]) is int
-          and 2 <= case[1] <= len(case[0]) <= 64
-          and all(type(t) in (int, float) and 0 < t < math.inf for t in case[0]))
-    if not ok:
-        raise CheckFailed(tr(f"{what} 要返回 (layer_times, p)：正的有限层耗时，2 <= p <= len(layer_times) <= 64",
-                             f"{what} must return (layer_times, p): positive finite layer times, "
-                             "2 <= p <= len(layer_times) <= 64"))
-    return [float(t) for t in case[0]], case[1]
-
-
 def test_the_seed_leaves_a_stage_empty():
-    layers, p = checked_case(empty_stage_case(), "empty_stage_case()")
-    sizes = partition(layers, p, "greedy").sizes
+    layers, p = empty_stage_case()
+    assert_true(type(p) is int and type(layers) in (list, tuple) and 2 <= p <= len(layers) <= 64
+                and all(type(t) in (int, float) and 0 < t < math.inf for t in layers),
+                tr("empty_stage_case() 要返回 (layer_times, p)：正的有限层耗时，2 <= p <= len(layer_times) <= 64",
+                   "empty_stage_case() must return (layer_times, p): positive finite layer times, "
+                   "2 <= p <= len(layer_times) <= 64"))
+    sizes = partition(list(layers), p, "greedy").sizes
     assert_true(0 in sizes, tr(f"种子的贪心在 empty_stage_case() 上每个 stage 都有层 (sizes {sizes})",
                                f"the seed's greedy gives every stage a layer on empty_stage_case() (sizes {sizes})")
                 + tr("\n  提示 (hint): 最后一层比总量的 1/p 还重时，前面的 stage 会怎样？",
