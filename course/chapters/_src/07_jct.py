@@ -92,6 +92,10 @@ def ci(est, fmt=".1%") -> str:
     value, low, high = (round(x, 9) + 0.0 for x in est)
     return f"{value:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
 
+
+def shares(est) -> str:
+    return ci(est, ".0%")
+
 # %% [markdown] jct
 # ~~ zh 2d73390d
 # ## 1. 吞吐和 JCT 不是一回事
@@ -652,7 +656,6 @@ first_low = estimate(gain[inf_first], at_least_low)
 tr_last_low, tr_last_worse = (estimate(gain[tr_last], stat) for stat in (at_least_low, slower))
 mean_change = {name: estimate(effects[name]["mean_completion"]) for name in names}
 med = {key: ci(est) for key, est in median_ci.items()}
-shares = lambda est: ci(est, ".0%")
 md("\n".join([
     text("study-head", n=N, m=M_STUDY, sigma=SIGMA),
     claim(max(abs(g) for g in gain[inf_bal] + ctrl[inf_bal]) < 1e-9, text("study-inf-bal", n=N)),
@@ -725,7 +728,13 @@ for m_ in GRID_M:
         grid[m_, sigma] = (estimate(hf), at_least_low(hf), slower(hf), statistics.median(lf))
 rows = [f"| {m_} | {s:g} | {ci(a)} | {b:.0%} | {c:.0%} | {pct(d)} |" for (m_, s), (a, b, c, d) in grid.items()]
 md(text("grid-head", n=N_GRID) + "\n" + "\n".join(rows))
-above = lambda x, y: grid[x][0][1] > grid[y][0][2]       # x's interval lies wholly above y's
+
+
+def above(x, y):
+    """Cell x's interval of the median lies wholly above cell y's."""
+    return grid[x][0][1] > grid[y][0][2]
+
+
 answer_more_m = "larger" if above((32, SIGMA), (8, SIGMA)) else "smaller" if above((8, SIGMA), (32, SIGMA)) else "same"
 grows_m = all(above((b, SIGMA), (a, SIGMA)) for a, b in ((8, 16), (16, 32)))
 grows_s = all(above((m_, 1.0), (m_, 0.25)) for m_ in GRID_M if m_ >= 8)
@@ -1210,7 +1219,6 @@ step_flops = {rc: sum(sum(part) for part in chunk_times(GPT3, ActivationConfig(s
               for rc in ("none", "selective", "full")}
 extra = {rc: step_flops[rc] / step_flops["none"] - 1 for rc in ("selective", "full")}
 
-mb = lambda x: x / 1e6
 dp_span, even_span = span["exact min-max (dp)"], span[even_name]
 hf_lf_gap = abs(median_ci[tr_bal, "heaviest-first"][0] - median_ci[tr_bal, "lightest-first"][0])
 inference_flat = max(abs(g) for g in gain[inf_bal]) < 1e-9
@@ -1230,7 +1238,7 @@ ledger = [   # (the row's text, its verdict, the condition the verdict rests on,
      dict(n=N, worse=shares(last_worse), first=med[inf_first, "heaviest-first"])),
     ("ledger-8", "verdict-conditional", grows_s and flow_sweep.holds, {}),
     ("ledger-9", "verdict-refuted", tp_message > activation > pp_message and tp_per_mb > 100 * pp_per_mb,
-     dict(tp_msg=mb(tp_message), pp_msg=mb(pp_message), whole=mb(activation), ratio=tp_per_mb / pp_per_mb,
+     dict(tp_msg=tp_message / 1e6, pp_msg=pp_message / 1e6, whole=activation / 1e6, ratio=tp_per_mb / pp_per_mb,
           model=LLAMA.name, seq=SEQ, t=TP_DEG, p=PP_DEG)),
     ("ledger-10", "verdict-refuted",
      max(acts) - min(acts) < 0.01 * max(acts) and static == sorted(static, reverse=True),
