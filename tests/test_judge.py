@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 JUDGE = REPO / "practice" / "judge.py"
 REQUIRED = {"bubble-ratio": 1, "one-f-one-b-order": 2, "event-simulator": 2, "peak-activations": 2, "live-1f1b": 3,
             "interleaved-order": 4, "linear-backward-split": 5, "zb-h1-order": 5, "v-placement": 6,
-            "optimal-partition": 7, "microbatch-order": 7, "torch-actions": 8}
+            "optimal-partition": 7, "micro-batch-order": 7, "torch-actions": 8}
 HANG_GUARD = 240   # a judge run that takes longer than this has hung (not a speed target)
 
 

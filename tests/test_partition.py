@@ -1,14 +1,18 @@
 """Partitioning layers into stages: the exact method against brute force, the blog's greedy, the CLI."""
 
+import importlib.util
 import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from course.cli import main
 from course.partition import brute_force, partition, stage_costs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def random_case(rng):
@@ -54,6 +58,18 @@ def test_blog_greedy_examples():
     # it can use fewer stages than ranks: the running sum never reaches total/p again in time
     assert partition([1, 1, 1, 1, 10], 2, "greedy").stages == [[0, 1, 2, 3, 4], []]
     assert partition([1, 1, 1, 1, 10], 2).bottleneck == 10
+
+
+def test_the_greedy_exercise_gives_the_seeds_behaviour():
+    """greedy-partition-bug hands the learner the seed's greedy as its own code (solutions/ and the starter); the
+    grader checks the learner's cases with this module's greedy, so the two must agree."""
+    spec = importlib.util.spec_from_file_location("seed", ROOT / "solutions" / "greedy-partition-bug.py")
+    seed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(seed)
+    rng = random.Random(3)
+    for _ in range(300):
+        layers, p, _ = random_case(rng)
+        assert seed.seed_partition(layers, p) == [s for s in partition(layers, p, "greedy").stages if s], (layers, p)
 
 
 def test_comm_is_paid_by_both_sides_of_a_cut():

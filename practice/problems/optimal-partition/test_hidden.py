@@ -2,6 +2,7 @@ import itertools
 import random
 
 from course.checks import CheckFailed, assert_close, assert_not_using, assert_raises, fresh_seed
+from course.i18n import tr
 
 from submission import partition
 
@@ -9,7 +10,8 @@ from submission import partition
 def bottleneck(costs, sizes, what):
     if type(sizes) is not list or len(sizes) == 0 or any(type(s) is not int or s < 1 for s in sizes) \
             or sum(sizes) != len(costs):
-        raise CheckFailed(f"{what}: 要返回每个 stage 的层数 (list of positive int，总和 {len(costs)})")
+        raise CheckFailed(tr(f"{what}: 要返回每个 stage 的层数 (list of positive int，总和 {len(costs)})",
+                             f"{what}: must return each stage's number of layers (positive ints summing to {len(costs)})"))
     out, start = 0.0, 0
     for s in sizes:
         out = max(out, float(sum(costs[start:start + s])))
@@ -51,7 +53,8 @@ def binary_search(costs, p):
 def check(costs, p, what):
     got = bottleneck(costs, partition(list(costs), p), what)
     want = brute_force(costs, p) if len(costs) <= 12 else binary_search(costs, p)
-    assert_close(got, want, f"{what} 的瓶颈 (bottleneck)", "不是最优切分：试试动态规划 (dynamic programming)")
+    assert_close(got, want, tr(f"{what} 的瓶颈 (bottleneck)", f"bottleneck of {what}"),
+                 tr("不是最优切分：试试动态规划 (dynamic programming)", "not an optimal cut: try dynamic programming"))
 
 
 def test_greedy_is_not_enough():
@@ -81,5 +84,5 @@ def test_large_uneven_model():
     seed = fresh_seed()
     rng = random.Random(seed)
     costs = [9] + [rng.choice([2, 3, 3, 4, 11]) for _ in range(240)] + [14]   # embedding ... lm_head
-    check(costs, 8, f"partition(242 层, p=8) (seed={seed})")
+    check(costs, 8, tr(f"partition(242 层, p=8) (seed={seed})", f"partition(242 layers, p=8) (seed={seed})"))
     assert_not_using(partition, "course")

@@ -1,4 +1,5 @@
-"""Exercise microbatch-order (chapter 7): the order of uneven micro-batches through the pipeline and its makespan."""
+"""Exercise micro-batch-order (chapter 7): the makespan of a permutation flow shop, and the best order on two stages
+when some micro-batches are heavier on the first stage and others on the second."""
 
 
 def flow_makespan(times, order):
@@ -11,8 +12,8 @@ def flow_makespan(times, order):
     raise NotImplementedError  # TODO: your code here
 
 
-def johnson_order(times):
-    """An order minimising flow_makespan for two stages; times[i] = (a_i, b_i).
+def two_stage_order(times):
+    """An order minimising flow_makespan for two stages; times[i] = (a_i, b_i), in any mix.
 
     Raises ValueError when a micro-batch does not have exactly two stage times.
     """

@@ -1,4 +1,5 @@
-"""Exercise microbatch-order (chapter 7): the order of uneven micro-batches through the pipeline and its makespan."""
+"""Exercise micro-batch-order (chapter 7): the makespan of a permutation flow shop, and the best order on two stages
+when some micro-batches are heavier on the first stage and others on the second."""
 
 
 def flow_makespan(times, order):
@@ -22,16 +23,17 @@ def flow_makespan(times, order):
     ### END SOLUTION
 
 
-def johnson_order(times):
-    """An order minimising flow_makespan for two stages; times[i] = (a_i, b_i).
+def two_stage_order(times):
+    """An order minimising flow_makespan for two stages; times[i] = (a_i, b_i), in any mix.
 
     Raises ValueError when a micro-batch does not have exactly two stage times.
     """
     ### BEGIN SOLUTION
-    # Johnson's rule (1954): swapping neighbours j, k never hurts when min(a_j, b_k) <= min(a_k, b_j), and this
-    # order satisfies that for every pair.
+    # Johnson's rule (1954). Swapping neighbours j, k (j first) never hurts when min(a_j, b_k) <= min(a_k, b_j);
+    # putting the jobs with a <= b first by increasing a, then the others by decreasing b, satisfies that for
+    # every pair, and any order can be turned into this one by such swaps.
     if any(len(t) != 2 for t in times):
-        raise ValueError("Johnson's rule is for two stages: every entry must be (a, b)")
+        raise ValueError("this rule is for two stages: every entry must be (a, b)")
     first = sorted((i for i, (a, b) in enumerate(times) if a <= b), key=lambda i: (times[i][0], i))
     last = sorted((i for i, (a, b) in enumerate(times) if a > b), key=lambda i: (-times[i][1], i))
     return first + last
