@@ -772,12 +772,12 @@ md(claim(torch_run.grad_ok and all(same),
          same=same, err=torch_run.max_abs_err))
 
 # %% [markdown] torch-comms
-# ~~ zh 71e0ed7b
-# 两边跑的是同一个顺序，通信的写法却不一样。torch 的 `Schedule1F1B` 到了某个操作才挂对应的 recv，并把"发出上一个前向的输出"和"接收这个反向要的梯度"放进同一批 `batch_isend_irecv`，等整批完成再往下走；gloo 的发送要等对方挂好 recv 才算完成，所以一个 rank 有时还得等邻居走到对应的那一步。我们的执行器开跑前就挂好所有 recv，发送从不原地等待，更接近模拟器"通信不挡计算"的假设。不补时、模型大一些时，`benchmarks/bench_live.py` 在同一次运行里比较两者的单步时间。
+# ~~ zh 92afc5cf
+# 两边跑的是同一个顺序，通信的写法却不一样。torch 的 `Schedule1F1B` 到了某个操作才挂对应的 recv，并把"发出上一个前向的输出"和"接收这个反向要的梯度"放进同一批 `batch_isend_irecv`，等整批完成再往下走；gloo 的发送要等对方挂好 recv 才算完成，所以一个 rank 有时还得等邻居走到对应的那一步。我们的执行器开跑前就挂好所有 recv，发送从不原地等待，更接近模拟器"通信不挡计算"的假设。
 #
 # `Schedule1F1B` 还有一条本课程的 1F1B 没有的限制：$m$ 不能小于 $p$。
-# ~~ en ecfde30f
-# Both sides run the same order, but they communicate differently. torch's `Schedule1F1B` posts a recv only when its operation comes up, and puts "send the previous forward's output" and "receive the gradient this backward needs" into one `batch_isend_irecv`, waiting for the whole batch before it moves on; a gloo send completes only once the peer has posted its recv, so a rank sometimes waits for its neighbour to reach the matching step. Our executor posts every recv before the run starts and never waits in a send, closer to the simulator's assumption that communication does not hold up computation. Without padding and with a larger model, `benchmarks/bench_live.py` compares the two runtimes' step times within one run.
+# ~~ en 1b8fb8d2
+# Both sides run the same order, but they communicate differently. torch's `Schedule1F1B` posts a recv only when its operation comes up, and puts "send the previous forward's output" and "receive the gradient this backward needs" into one `batch_isend_irecv`, waiting for the whole batch before it moves on; a gloo send completes only once the peer has posted its recv, so a rank sometimes waits for its neighbour to reach the matching step. Our executor posts every recv before the run starts and never waits in a send, closer to the simulator's assumption that communication does not hold up computation.
 #
 # `Schedule1F1B` also has a limit that this course's 1F1B does not: $m$ may not be smaller than $p$.
 
