@@ -15,6 +15,7 @@ reverse.  So a stage's cost is the sum of its layers plus the cost of the cuts a
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from dataclasses import dataclass
 from typing import Sequence, Union
@@ -154,6 +155,10 @@ def _check(layers, p, comm) -> tuple[list[float], np.ndarray]:
                              f"({len(layers) - 1} for {len(layers)} layers)")
     if not np.all(np.isfinite(cut_cost)) or np.any(cut_cost < 0):
         raise ValueError(f"comm must be finite and non-negative, got {comm!r}")
+    total = sum(layers) + 2 * sum(cut_cost.tolist())   # what one stage holding everything would cost
+    if not math.isfinite(total):
+        raise ValueError(f"layer and cut costs too large: their sum overflows to {total} (give costs whose sum "
+                         "is finite)")
     return [float(t) for t in layers], cut_cost
 
 
