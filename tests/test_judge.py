@@ -335,6 +335,15 @@ def test_deadlocked_live_answer_is_reported_as_deadlock(tmp_path):
 
 
 @pytest.mark.live
+def test_the_live_starter_says_not_implemented_without_a_traceback():
+    proc = run("test", "live-1f1b", REPO / "practice/problems/live-1f1b/starter.py", "--json")
+    results = json.loads(proc.stdout)["results"]
+    assert proc.returncode == 1 and [r["verdict"] for r in results] == ["error"] * 3
+    for r in results:
+        assert r["message"].startswith("还没有实现 (NotImplementedError)") and "Traceback" not in r["message"], r
+
+
+@pytest.mark.live
 def test_check_passes_and_reports_its_time():
     proc = run("check")
     print(proc.stdout)
