@@ -62,6 +62,7 @@ load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 
 
 sys.path.insert(0, str(ROOT))   # the repository, so that the exercise catalogue imports as `practice.exercises`
+from course.files import write_file  # noqa: E402
 from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
 
 
@@ -185,7 +186,7 @@ def main(argv=None) -> int:
         target = args.out / path
         if path in files:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(files[path], encoding="utf-8")
+            write_file(target, files[path])
         else:  # a notebook of an exercise or chapter that is gone
             target.unlink()
             if not any(target.parent.iterdir()):

@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the repository: `practice` and `course`
 
 from course.command import finite_float, positive_int  # noqa: E402
+from course.files import write_file  # noqa: E402
 from course.lab import WORKSPACE  # noqa: E402
 from practice import sandbox  # noqa: E402
 from practice.exercises import (PRACTICE, PROBLEMS, SOLUTIONS, TEST_FILES, JudgeError, TestFile,  # noqa: E402
@@ -187,12 +188,12 @@ def cmd_sync(problems, args) -> int:
     for p in problems:
         text = make_starter(p.solution.read_text(encoding="utf-8"))
         if not p.starter.is_file() or p.starter.read_text(encoding="utf-8") != text:
-            p.starter.write_text(text, encoding="utf-8")
+            write_file(p.starter, text)
             print(f"wrote {p.starter}")
     sums = args.problems / "SHA256SUMS"
     text = checksums(problems)
     if not sums.is_file() or sums.read_text() != text:
-        sums.write_text(text)
+        write_file(sums, text)
         print(f"wrote {sums}")
     return 0
 
