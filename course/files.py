@@ -3,8 +3,8 @@
 ``write_file(path, data)`` writes a temporary file beside ``path`` (same folder, so the same file system), flushes
 it to disk and renames it over ``path`` (``os.replace``, atomic on POSIX).  A failed write (a full disk, a file size
 limit, an interrupt) removes the temporary file and leaves an existing ``path`` untouched.  Every file the course
-writes for its user goes through it: the CLI's ``--png``, ``--trace``, ``--plan-out``, the torch CSV and trace
-helpers, the book's HTML, the regrade's CSV, the generated sources and the learner's chapter copies.
+writes for its user goes through it: the CLI's ``--png``, ``--trace``, ``--plan-out``, ``course.trace.write_trace``,
+the book's HTML, the regrade's CSV, the generated sources and the learner's chapter copies.
 
 A path that exists and is not a regular file (``/dev/full``, a FIFO, a terminal) is written in place: renaming
 over a device would replace the device itself.

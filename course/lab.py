@@ -83,11 +83,12 @@ def sync(chapters: Path = CHAPTERS, workspace: Path = WORKSPACE) -> list[str]:
         elif not target.exists():
             manifest[rel] = _copy(source, target)
             said.append(f"copied {target}")
-        elif _hash(target) == made:                   # untouched since it was copied
-            if _hash(source) != made:
-                manifest[rel] = _copy(source, target)
-                said.append(f"updated {target} (you had not changed it)")
-        elif _hash(source) != made:                   # the learner's own work, and the course moved on
+        elif (current := _hash(target)) == (latest := _hash(source)):   # already the course's version
+            manifest[rel] = latest
+        elif current == made:                         # untouched since it was copied, and the course moved on
+            manifest[rel] = _copy(source, target)
+            said.append(f"updated {target} (you had not changed it)")
+        elif latest != made:                          # the learner's own work, and the course moved on
             said.append(f"kept your {target}; the course has a newer version: "
                         f"make lab-reset CHAPTER={_short(rel)}")
             manifest.setdefault(rel, "")

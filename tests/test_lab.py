@@ -144,3 +144,16 @@ def test_lab_opens_the_index_when_there_is_one(tmp_path):
     (copies / "index.ipynb").write_text("")
     assert lab.first_page(tmp_path) == copies / "index.ipynb"
     assert lab.lab_command(["--no-browser"], tmp_path)[-2:] == [str(copies / "index.ipynb"), "--no-browser"]
+
+
+def test_a_copy_made_before_the_manifest_that_matches_the_course_is_adopted(course):
+    chapters, workspace = course
+    (workspace / "chapters").mkdir(parents=True)
+    (workspace / "chapters" / "01_bubble.ipynb").write_text("zh 1")          # same as the course's
+    (workspace / "chapters" / "02_sim.ipynb").write_text("my notes")         # the learner's
+    said = lab.sync(chapters, workspace)
+    assert not any("01_bubble" in line for line in said)
+    assert any("kept your" in line and "02_sim" in line for line in said)
+    (chapters / "01_bubble.ipynb").write_text("zh 1, fixed")
+    assert lab.sync(chapters, workspace)[0].startswith("updated ") and text(workspace, "01_bubble.ipynb") == \
+        "zh 1, fixed"
