@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test check bench book lite recordings clean
+.PHONY: lab lab-reset test check bench book lite recordings clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,8 +12,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-lab: $(STAMP)            ## set up (first run) and open the course in JupyterLab
-	$(VENV)/bin/jupyter lab course/chapters/01_bubble.ipynb
+lab: $(STAMP)            ## set up (first run), copy the chapters into workspace/ (your copies are kept), open JupyterLab
+	$(PY) -m course.lab $(ARGS)
+
+lab-reset: $(STAMP)      ## give one chapter copy in workspace/ its course version back: make lab-reset CHAPTER=01_bubble
+	$(PY) -m course.lab --reset "$(CHAPTER)"
 
 test: $(STAMP)           ## set up (first run) and run the whole test suite
 	sh tests/browser/setup.sh
@@ -28,8 +31,13 @@ check: $(STAMP)          ## every generated file is current (one pass, each stal
 	if [ $$stale = 1 ]; then echo "check: generated files are out of date (see above)"; exit 1; fi
 	$(PY) practice/judge.py check
 
-bench: $(STAMP)          ## benchmarks: ratios against anchors measured in the same run
-	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
+BENCHMARKS ?= $(wildcard benchmarks/bench_*.py) benchmarks/blog_claim.py
+
+bench: $(STAMP)          ## benchmarks: ratios against anchors measured in the same run; exit 1 when a target is missed
+	@missed=""; \
+	for b in $(BENCHMARKS); do echo "== $$b"; $(PY) $$b || missed="$$missed $$b"; done; \
+	if [ -n "$$missed" ]; then echo "bench: missed a target (or failed):$$missed"; exit 1; fi; \
+	echo "bench: every target met"
 
 book: $(STAMP)           ## execute the chapters and render them to HTML in _book/
 	$(PY) -m course.book

@@ -26,6 +26,9 @@ from course.costs import Costs  # noqa: E402
 from course.live import run_plan  # noqa: E402
 from course.schedules import build  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from targets import Targets  # noqa: E402
+
 
 def step_times(engine: str, plan, iterations: int, warmup: int, model: dict) -> list[float]:
     res = run_plan(plan, engine=engine, iterations=iterations, timeout=300, **model)
@@ -52,6 +55,7 @@ def main() -> int:
         for engine, t in got.items():
             times[engine] += t
         paired.append(statistics.median(got["course"]) / statistics.median(got["torch"]))
+    targets = Targets()
     med = {e: statistics.median(t) for e, t in times.items()}
     best = {e: min(t) for e, t in times.items()}
     ratio = best["course"] / best["torch"]
@@ -62,7 +66,7 @@ def main() -> int:
           f"load average {load:.1f} on {os.cpu_count()} cores)")
     print(f"  step time, best iteration (least disturbed by other load, as timeit reports): course "
           f"{best['course'] * 1e3:.2f} ms, torch Schedule1F1B {best['torch'] * 1e3:.2f} ms, ratio course/torch "
-          f"{ratio:.2f} (target <= 1.1: {'met' if ratio <= 1.1 else 'NOT met'})")
+          f"{ratio:.2f} (target <= 1.1: {targets.check('course vs torch step time <= 1.1x', ratio <= 1.1)})")
     print(f"  torch _PipelineScheduleRuntime on the same plan's CSV: best {best['torch-runtime'] * 1e3:.2f} ms, "
           f"ratio course/torch-runtime {best['course'] / best['torch-runtime']:.2f}")
     print(f"  step time, median: course {med['course'] * 1e3:.2f} ms, torch {med['torch'] * 1e3:.2f} ms; "
@@ -76,11 +80,11 @@ def main() -> int:
         made[name] = res
         print(f"  {name} emulated (20 ms/unit): measured {res.measured_makespan:.3f} s, simulated "
               f"{res.simulated_makespan:.3f} s, measured/simulated {res.ratio:.2f}, gradients "
-              f"{'OK' if res.grad_ok else 'MISMATCH'}")
+              f"{'OK' if res.grad_ok else 'MISMATCH'} ({targets.check(f'{name} gradients', res.grad_ok)})")
     m1, mz = made["1f1b"], made["zb-h1"]
     print(f"  ZB-H1 / 1F1B makespan: measured {mz.measured_makespan / m1.measured_makespan:.3f}, "
           f"simulated {mz.simulated_makespan / m1.simulated_makespan:.3f}")
-    return 0
+    return targets.exit_code()
 
 
 if __name__ == "__main__":

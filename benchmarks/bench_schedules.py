@@ -22,6 +22,9 @@ from course.plan import ops_of  # noqa: E402
 from course.schedules import build  # noqa: E402
 from course.sim_compiled import CompiledPlan  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from targets import Targets  # noqa: E402
+
 P, M = 64, 1024
 TARGET = 2.0
 CASES = [("1f1b", {}), ("zb-h1", {}), ("interleaved", {"v": 2})]
@@ -39,7 +42,7 @@ def measure(name, params):
     return seconds, ops, tl.makespan, tl.bubble_ratio
 
 
-def main() -> None:
+def main() -> int:
     best = {}
     for _ in range(5):
         for name, params in CASES:
@@ -55,9 +58,12 @@ def main() -> None:
         print(f"{label:<16} p={P} m={M}: {ops:>7} ops, {seconds:.3f}s -> {ratio:.2f}x 1F1B "
               f"({ratio * anchor_ops / ops:.2f}x per op); makespan {makespan:g}, bubble {bubble:.2%}")
         ok &= ratio <= TARGET
-    print(f"target: ZB-H1 and interleaved within {TARGET:g}x of 1F1B: {'met' if ok else 'MISSED'} "
+    targets = Targets()
+    print(f"target: ZB-H1 and interleaved within {TARGET:g}x of 1F1B: "
+          f"{targets.check(f'ZB-H1 and interleaved within {TARGET:g}x of 1F1B', ok)} "
           f"(interleaved v=2 runs twice 1F1B's ops, so 2x means the same cost per op)")
+    return targets.exit_code()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

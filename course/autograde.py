@@ -9,19 +9,35 @@ in a student's kernel).
 - ``StderrIsOutput``: nbgrader scores a test cell 0 as soon as it wrote anything to stderr; a correct answer that
   prints a warning (``warnings.warn``, ``print(..., file=sys.stderr)``, a library's own warning) keeps its points:
   stderr of grade cells is recorded as ordinary output.  A failing test still raises, which is what scores 0.
+- ``OverwriteCells``: nbgrader's, warning "checksum has changed" only for a locked cell the student edited.  A
+  test cell's checksum covers its hidden tests, which the released copy never had, so nbgrader warned for every
+  submission; a cell exactly as released (its source cell without the hidden tests) gets them back quietly.
+- ``ReleaseAssignment``: nbgrader's release, with the exchange folder checked first: missing and not creatable, or
+  not writable, is one clear message naming the folder, the user and the two ways out.
+- ``ReleaseFeedback``: nbgrader's, refusing (by name, with the reason) the submissions it cannot release to: those
+  not made with ``nbgrader submit`` (``zip_collect``, hand-placed) have no ``timestamp.txt`` or
+  ``submission_secret.txt``, so the student could not fetch the feedback anyway.  The others are released and
+  the command then fails naming the refused ones.
 - ``prefer_own_environment``: put this interpreter's directory first on PATH, so that ``.venv/bin/nbgrader`` finds
   this environment's ``alembic`` and kernel without an activated environment.
 """
 
 from __future__ import annotations
 
+import getpass
+import glob
 import os
 import sys
 
 from nbclient.exceptions import CellTimeoutError
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
+from nbgrader.api import MissingEntry
+from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+from nbgrader.preprocessors import ClearHiddenTests
 from nbgrader.preprocessors import Execute as NbgraderExecute
+from nbgrader.preprocessors import OverwriteCells as NbgraderOverwriteCells
 from nbgrader.preprocessors.base import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
@@ -67,12 +83,84 @@ class Execute(NbgraderExecute):
 
 def preprocessors() -> list:
     """nbgrader's autograde preprocessors with ``Execute`` replaced by ours and ``StderrIsOutput`` right after it."""
-    from nbgrader.converters import Autograde  # noqa: PLC0415
-
     steps = []
-    for step in Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default():
+    for step in _default("autograde_preprocessors"):
         steps += [Execute, StderrIsOutput] if step is NbgraderExecute else [step]
     return steps
+
+
+def sanitize_preprocessors() -> list:
+    """nbgrader's sanitizing steps (before grading) with ``OverwriteCells`` replaced by ours."""
+    return [OverwriteCells if step is NbgraderOverwriteCells else step for step in _default("sanitize_preprocessors")]
+
+
+def _default(trait: str) -> list:
+    from nbgrader.converters import Autograde  # noqa: PLC0415
+
+    return Autograde.class_traits()[trait].make_dynamic_default()
+
+
+class OverwriteCells(NbgraderOverwriteCells):   # same name: the config's OverwriteCells section applies
+    """nbgrader's OverwriteCells; "checksum has changed" only for a locked cell edited in the submission."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        self._as_released = self._unchanged_since_release(cell)
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def _unchanged_since_release(self, cell) -> bool:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        try:
+            source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id).source
+        except MissingEntry:
+            return False
+        released = NotebookNode(source=source)
+        ClearHiddenTests(parent=self)._remove_hidden_test_region(released)   # what generate_assignment released
+        return cell.get("source") == released.source
+
+    def report_change(self, name, attr, old, new):
+        if attr == "checksum" and self._as_released:
+            self.log.debug("Cell %s is as released: its hidden tests are put back", name)
+            return
+        super().report_change(name, attr, old, new)
+
+
+class ReleaseAssignment(ExchangeReleaseAssignment):
+    """nbgrader's release_assignment, with a clear message when the exchange folder cannot be used."""
+
+    def ensure_root(self):
+        root, user = self.root, getpass.getuser()
+        ways = (f"create it once, writable by everyone (sudo mkdir -p {root} && sudo chmod ugo+rwx {root}), or set "
+                "NBGRADER_EXCHANGE to a folder you can write (instructor/nbgrader_config.py reads it)")
+        if not os.path.isdir(root):
+            parent = os.path.dirname(os.path.abspath(root))
+            while not os.path.isdir(parent):
+                parent = os.path.dirname(parent)
+            if not os.access(parent, os.W_OK | os.X_OK):
+                self.fail(f"The exchange folder {root} does not exist and user {user} cannot create it: {ways}")
+        elif not os.access(root, os.W_OK | os.X_OK):
+            self.fail(f"The exchange folder {root} is not writable by user {user}: {ways}")
+        super().ensure_root()
+
+
+class ReleaseFeedback(ExchangeReleaseFeedback):
+    """nbgrader's release_feedback; submissions not made with `nbgrader submit` are refused by name."""
+
+    def copy_files(self):
+        refused = sorted({os.path.basename(os.path.dirname(os.path.dirname(html)))
+                          for html in glob.glob(os.path.join(self.src_path, "*.html"))
+                          if not all(os.path.isfile(os.path.join(os.path.dirname(html), name))
+                                     for name in ("timestamp.txt", "submission_secret.txt"))})
+        excluded = self.coursedir.student_id_exclude
+        self.coursedir.student_id_exclude = ",".join(filter(None, [excluded, *refused]))
+        try:
+            super().copy_files()
+        finally:
+            self.coursedir.student_id_exclude = excluded
+        if refused:
+            self.fail(f"Feedback not released for {', '.join(refused)}: their submissions were not made with "
+                      "`nbgrader submit` (no timestamp.txt or submission_secret.txt, e.g. zip_collect or copied by "
+                      "hand), so they cannot fetch it; give them feedback/STUDENT/ASSIGNMENT/*.html directly. "
+                      "The other students' feedback was released.")
 
 
 class StderrIsOutput(NbGraderPreprocessor):   # enabled by default, as nbgrader's own steps

@@ -21,6 +21,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from .chapter import EDITIONS
+from .files import write_file
 
 CHAPTERS_DIR = EDITIONS["zh"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -86,24 +87,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no chapter matches {args.prefixes} in {CHAPTERS_DIR}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    entries, failed = [], []
-    for path in paths:
+    entries, failed, started = [], [], time.perf_counter()
+    for k, path in enumerate(paths, 1):
+        # one line as each chapter starts (a chapter runs for up to a minute) and one as it ends
+        print(f"[{k}/{len(paths)}] {path.name}: running its cells ...", flush=True)
         try:
             nb, seconds = execute(path)
         except CellExecutionError as err:   # render the others; report this one and fail at the end
             failed.append(path.name)
-            print(f"{path.name}: a cell failed, no HTML written:\n{err}", file=sys.stderr, flush=True)
+            print(f"[{k}/{len(paths)}] {path.name}: a cell failed, no HTML written:\n{err}", file=sys.stderr,
+                  flush=True)
             continue
         target = args.out / path.relative_to(CHAPTERS_DIR).with_suffix(".html")   # en/ keeps its folder
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render(nb), encoding="utf-8")
+        write_file(target, render(nb))
         entries.append((target.relative_to(args.out).as_posix(), title_of(nb, path.stem)))
-        print(f"{target}  ({seconds:.1f} s)", flush=True)
+        print(f"[{k}/{len(paths)}] {path.relative_to(CHAPTERS_DIR)}: ran in {seconds:.1f} s, wrote {target}", flush=True)
     items = "\n".join(f'<li><a href="{html.escape(href)}">{html.escape(title)}</a></li>' for href, title in entries)
-    (args.out / "index.html").write_text(
-        f'<!doctype html><html><meta charset="utf-8"><title>Pipeline parallelism course</title>'
-        f"<body><h1>Pipeline parallelism course</h1><ol>\n{items}\n</ol></body></html>\n", encoding="utf-8")
-    print(args.out / "index.html")
+    write_file(args.out / "index.html",
+               f'<!doctype html><html><meta charset="utf-8"><title>Pipeline parallelism course</title>'
+               f"<body><h1>Pipeline parallelism course</h1><ol>\n{items}\n</ol></body></html>\n")
+    print(f"wrote {args.out / 'index.html'} ({len(entries)} chapters in {time.perf_counter() - started:.0f} s)")
     if failed:
         print(f"{len(failed)} chapter(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1

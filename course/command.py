@@ -12,12 +12,16 @@ import argparse
 import json
 import math
 import os
+import re
 import signal
 import sys
 
-# Building and simulating 1F1B p=64 m=1024 (131k ops) peaks near 550 bytes per op; twice that leaves room for
-# the timeline's summaries and plots.
-BYTES_PER_OP = 1000
+from .files import write_file
+
+# Peak resident memory of `sim ... --json` (build, simulate, summarise) above the interpreter's own, per op: 280
+# bytes for 1F1B p=4 m=250k (2M ops), 275 for ZB-H1, 250 for interleaved v=4, 575 for DualPipeV (its F&B pairs);
+# with many ranks each rank adds about 1.6 kB (1F1B p=500k m=2: 1.34 GB for 2M ops).  The worst of them, rounded up:
+BYTES_PER_OP, BYTES_PER_RANK = 600, 1600
 
 
 class UsageError(Exception):
@@ -83,13 +87,11 @@ def _silence_stdout() -> None:
         pass
 
 
-def write_file(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path``; an error (a full disk included) names the path."""
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        raise OSError(e.errno, e.strerror, path) from None
+def write_output(path: str, data: bytes | str) -> None:
+    """Write an output file the user named (whole or not at all: ``course.files``) and say so on stderr, so that
+    stdout stays the command's result (one JSON document with ``--json``)."""
+    write_file(path, data)
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def dumps(obj) -> str:
@@ -98,22 +100,39 @@ def dumps(obj) -> str:
 
 
 # ---- number types (argparse ``type=``) ------------------------------------------------------------------
+# One rule for every number read from a command line: ASCII digits with an optional sign, decimal point and
+# exponent ("8", "-0.5", "2e-3"), or the words inf and nan (so that they can be refused as not finite).  Python's
+# own int() and float() also take "1_000" and digits of other scripts ("٤", "４"); both are refused here, so a
+# number means the same to every tool that reads the command line.
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)", re.ASCII | re.I)
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _float(text: str) -> float:
+    if not _FLOAT.fullmatch(text.strip()):
+        raise ValueError(text)
+    return float(text)
+
+
 def finite_float(text: str) -> float:
     """'2.5' -> 2.5; nan and infinities are refused."""
     try:
-        val = float(text)
+        val = _float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r} (ASCII digits, e.g. 2.5 or 1e-3)") \
+            from None
     if not math.isfinite(val):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return val
 
 
 def positive_int(text: str) -> int:
+    if not _INT.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r} (ASCII digits 0-9)")
     try:
         val = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    except ValueError:     # thousands of digits: int() refuses them
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text[:20]!r}...") from None
     if val < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer (>= 1), got {val}")
     return val
@@ -122,15 +141,21 @@ def positive_int(text: str) -> int:
 def number_list(text: str) -> float | list[float]:
     """'2' -> 2.0; '1,2,3' -> [1.0, 2.0, 3.0] (per-stage values).  Finite and non-negative."""
     try:
-        vals = [float(x) for x in text.split(",")]
+        vals = [_float(x) for x in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or a comma-separated list of numbers, got {text!r}") \
-            from None
+        raise argparse.ArgumentTypeError(f"expected a number or a comma-separated list of numbers, got {text!r} "
+                                         "(ASCII digits, e.g. 1,2.5,1e-3)") from None
     if not all(math.isfinite(v) for v in vals):
         raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
     if any(v < 0 for v in vals):
         raise argparse.ArgumentTypeError(f"expected non-negative values, got {text!r}")
     return vals[0] if len(vals) == 1 else vals
+
+
+def check_finite(value: float, what: str) -> None:
+    """Finite inputs can still add up to infinity (1e308 + 1e308): refuse such a result in one line."""
+    if not math.isfinite(value):
+        raise ValueError(f"costs too large: {what} overflows to {value} (give costs whose sum is finite)")
 
 
 def output_file(text: str) -> str:
@@ -205,9 +230,10 @@ def available_memory() -> int:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def check_ops(what: str, ops: float, force: bool) -> None:
-    """Refuse work of about ``ops`` ops when holding it would not fit in memory (``force`` overrides)."""
-    need, have = ops * BYTES_PER_OP, available_memory()
+def check_ops(what: str, ops: float, force: bool, ranks: float = 0) -> None:
+    """Refuse work of about ``ops`` ops on ``ranks`` ranks when holding it would not fit in memory (``force``
+    overrides)."""
+    need, have = ops * BYTES_PER_OP + ranks * BYTES_PER_RANK, available_memory()
     if need > have and not force:
         raise ValueError(f"{what} means about {ops:.2g} ops, ~{_bytes(need)} of memory, more than the "
                          f"{_bytes(have)} of memory available (limit ~{have / BYTES_PER_OP:.2g} ops); "

@@ -61,6 +61,8 @@ def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout
         raise CheckFailed(f"{kind}：作业没有完成，已终止所有进程 (killed)。各 rank 当时在做什么：\n{e}\n" + _DEADLOCK_HINT) \
             from None
     except launcher.WorkerError as e:
+        if e.exc_type == "NotImplementedError":   # the starter as given: the judge's "not implemented yet" line
+            raise NotImplementedError(f"train_step (rank {e.rank})") from None
         raise LearnerError(str(e)[-3000:]) from None
 
 

@@ -37,6 +37,13 @@ Standard library only (the curves over time come from the simulator):
    - total sbh(12 + 4g/h + 8f/h) + 2as²b; selective recompute drops 2as²b (what flash attention does too,
      keeping only a per-row fp32 log-sum-exp of 4asb, which is left out here), full recompute keeps 2sbh.
 
+   ``flash=True`` (FlashAttention, Dao et al. 2022): the attention core never materialises the s x s scores.
+   Its backward recomputes them from Q, K, V, the output and a per-row fp32 log-sum-exp, so the core's s²
+   terms (softmax output, and for gpt its dropout mask and dropout output: the fused kernel regenerates the mask
+   from its random state) give way to 4asb bytes of log-sum-exp.  Everything else is kept as without it, and
+   recomputation works as before: selective recomputation drops the core (now the log-sum-exp), full keeps the
+   layer input.  Korthikanti's table (``korthikanti_layer_bytes``) is the paper's, without flash attention.
+
    ``dtype_bytes`` (2 for bf16/fp16, 4 for fp32) replaces the 2 of every activation; masks stay 1 byte.
    ``eager_layer_terms``: the gpt block without dropout as eager PyTorch saves it, the live runtime's tiny GPT
    (course.live.model), whose saved bytes the runtime measures.
@@ -97,6 +104,7 @@ RECOMPUTE = ("none", "selective", "full")
 BLOCKS = ("gpt", "llama")
 WEIGHT_BYTES, GRAD_BYTES, OPTIMIZER_BYTES = 2, 2, 12      # mixed-precision Adam: 16 bytes per parameter
 GB = 10 ** 9
+MAX_BYTES = 2 ** 63          # byte counts stay 64-bit integers (check_bytes)
 
 
 @dataclass(frozen=True)
@@ -178,6 +186,7 @@ class ActivationConfig:
     sp: bool = False
     recompute: str = "none"       # "none", "selective" (attention core) or "full" (keep the layer input only)
     dtype_bytes: int = 2          # 2 for bf16/fp16 activations, 4 for fp32
+    flash: bool = False           # FlashAttention: no s x s scores kept, a per-row log-sum-exp instead
 
     def __post_init__(self):
         check_counts(**{name: getattr(self, name) for name in ("seq", "mbs", "tp", "dtype_bytes")})
@@ -185,6 +194,8 @@ class ActivationConfig:
             raise ValueError(f"unknown recompute {self.recompute!r}; allowed: {', '.join(RECOMPUTE)}")
         if self.sp and self.tp == 1:
             raise ValueError("sequence parallelism needs a tensor-parallel size tp > 1")
+        if type(self.flash) is not bool:
+            raise ValueError(f"flash must be True or False, got {self.flash!r}")
 
     def check(self, model: Model) -> None:
         if model.heads % self.tp or model.kv_heads % self.tp:
@@ -205,8 +216,17 @@ class Term:
     linear_input: bool = False   # an input of a linear layer: the weight gradient (W) needs it
 
 
-def layer_terms(model: Model, seq: int, mbs: int = 1, dtype_bytes: int = 2) -> list[Term]:
+def layer_terms(model: Model, seq: int, mbs: int = 1, dtype_bytes: int = 2, flash: bool = False) -> list[Term]:
     """The tensors one layer keeps for the backward (see the module docstring for their sources)."""
+    terms = _materialised_terms(model, seq, mbs, dtype_bytes)
+    if flash:   # the attention core keeps a per-row fp32 log-sum-exp instead of its s x s tensors
+        lse = Term("softmax log-sum-exp (fp32, flash attention)", 4 * model.heads * seq * mbs, True, core=True)
+        first = next(i for i, t in enumerate(terms) if t.core)
+        terms = [t for t in terms[:first] if not t.core] + [lse] + [t for t in terms[first:] if not t.core]
+    return terms
+
+
+def _materialised_terms(model: Model, seq: int, mbs: int, dtype_bytes: int) -> list[Term]:
     s, b, h, a, f, g, d = seq, mbs, model.hidden, model.heads, model.ffn, model.kv_width, dtype_bytes
     sbh, scores = s * b * h, a * s * s * b
     if model.block == "gpt":
@@ -263,11 +283,12 @@ def layer_activation_bytes(model: Model, cfg: ActivationConfig) -> int:
     cfg.check(model)
     t = cfg.tp
     if cfg.recompute == "full":               # only the layer's input: 2sbh (sharded by SP)
-        return round(_shard(cfg.dtype_bytes * cfg.seq * cfg.mbs * model.hidden, cfg.sp, t))
+        return check_bytes(round(_shard(cfg.dtype_bytes * cfg.seq * cfg.mbs * model.hidden, cfg.sp, t)),
+                           "activations of one layer for one micro-batch")
     total = sum(_shard(term.size, term.sharded or cfg.sp, t)
-                for term in layer_terms(model, cfg.seq, cfg.mbs, cfg.dtype_bytes)
+                for term in layer_terms(model, cfg.seq, cfg.mbs, cfg.dtype_bytes, cfg.flash)
                 if not (term.core and cfg.recompute == "selective"))
-    return round(total)
+    return check_bytes(round(total), "activations of one layer for one micro-batch")
 
 
 def korthikanti_layer_bytes(s: int, b: int, h: int, a: int, t: int = 1, sp: bool = False,
@@ -316,7 +337,7 @@ def w_mem_share(model: Model, cfg: ActivationConfig) -> float:
         return 1.0
     t, d, tokens = cfg.tp, cfg.dtype_bytes, cfg.seq * cfg.mbs
     h, f, g = model.hidden, model.ffn, model.kv_width
-    terms = layer_terms(model, cfg.seq, cfg.mbs, d)
+    terms = layer_terms(model, cfg.seq, cfg.mbs, d, cfg.flash)
     inputs = sum(_shard(x.size, x.sharded or cfg.sp, t) for x in terms if x.linear_input)
     grads_width = (3 * h + h + f + h) if model.block == "gpt" else (h + 2 * g + h + 2 * f + h)
     # Column-parallel outputs (QKV, fc1 / gate, up) are sharded; row-parallel outputs (out proj, fc2 / down)
@@ -407,8 +428,19 @@ def static_bytes(params: int, dp: int = 1, zero: int = 0) -> tuple[int, int, int
     if zero not in (0, 1):
         raise ValueError(f"zero must be 0 (no sharding) or 1 (optimizer states over dp ranks), got {zero!r}")
     check_counts(dp=dp)
+    check_bytes((WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES) * params,
+                "weights, gradients and optimizer states of the model")
     opt = OPTIMIZER_BYTES * params
     return WEIGHT_BYTES * params, GRAD_BYTES * params, -(-opt // dp) if zero == 1 else opt
+
+
+def check_bytes(n: int, what: str) -> int:
+    """``n`` (bytes of ``what``) if it stays below 2**63 bytes (9.2 EB), far beyond any machine: larger counts
+    would overflow the 64-bit integers of traces and of most tools reading the JSON; refused with one line."""
+    if n >= MAX_BYTES:
+        raise ValueError(f"{what} would take about 2**{n.bit_length() - 1} bytes, beyond the 2**63-byte limit "
+                         "of byte counts (a sequence, batch or model far too large)")
+    return n
 
 
 @dataclass
@@ -436,7 +468,8 @@ class PipelineMemory:
 
     def to_json(self) -> dict:
         return {"model": self.model.name, "seq": self.cfg.seq, "mbs": self.cfg.mbs, "tp": self.cfg.tp,
-                "sp": self.cfg.sp, "recompute": self.cfg.recompute, "dp": self.dp, "zero": self.zero,
+                "sp": self.cfg.sp, "recompute": self.cfg.recompute, "flash_attention": self.cfg.flash,
+                "dp": self.dp, "zero": self.zero,
                 "schedule": self.timeline.name, "p": self.timeline.p, "m": self.meta.get("m"),
                 "activation_bytes_per_layer": self.activation_bytes_per_layer,
                 "chunk_activation_bytes": self.chunk_bytes,
@@ -514,7 +547,8 @@ def chunk_times(model: Model, cfg: ActivationConfig, chunks: int, flops_per_s: f
     """Seconds of F, B (input gradient) and W (weight gradient) per chunk for one micro-batch.
 
     B of the attention core costs twice its forward (gradients of the scores, of Q, K and V) and has no W.
-    Selective recompute adds the attention core's forward to B, full recompute the whole forward.  The last
+    Selective recompute adds the attention core's forward to B, full recompute the whole forward; flash attention
+    recomputes the core's forward in its backward too (once, with or without selective recompute).  The last
     chunk adds lm_head (2svh FLOPs per sequence, on the TP rank's vocabulary share).  With ``tp_bw`` (bytes/s
     each GPU sends inside a node) F and B also wait for their TP traffic (``tp_layer_bytes``); W has none."""
     check_positive_number("flops_per_s", flops_per_s)
@@ -522,7 +556,8 @@ def chunk_times(model: Model, cfg: ActivationConfig, chunks: int, flops_per_s: f
         check_positive_number("tp_bw", tp_bw, "bytes/s")
     lin, core = layer_flops(model, cfg)
     f_layer = lin + core
-    b_layer = lin + 2 * core + (core if cfg.recompute == "selective" else f_layer if cfg.recompute == "full" else 0)
+    recomputed = f_layer if cfg.recompute == "full" else core if cfg.recompute == "selective" or cfg.flash else 0
+    b_layer = lin + 2 * core + recomputed
     head = 2.0 * cfg.seq * cfg.mbs * model.vocab * model.hidden / cfg.tp
     f_comm, b_comm = (x / tp_bw for x in tp_layer_bytes(model, cfg)) if tp_bw else (0.0, 0.0)
     f, b, w = [], [], []
@@ -616,7 +651,7 @@ def _compiled(name: str, pp: int, m: int, v: int | None):
 def fit_layouts(model: Model, gpus: int, gpu_mem: float, global_batch: int, seq: int, mbs: int = 1,
                 flops_per_s: float = 400e12, zero: int = 0, w_mem: float = 1.0, dtype_bytes: int = 2,
                 recompute: tuple[str, ...] = RECOMPUTE, tp_bw: float | None = None,
-                dp_bw: float | None = None) -> list[dict]:
+                dp_bw: float | None = None, flash: bool = False) -> list[dict]:
     """Every (tp, pp, dp, schedule, v, m, recompute) whose busiest rank fits in ``gpu_mem`` bytes, fastest first.
 
     SP is on whenever tp > 1.  Each layout is simulated with F, B, W from ``chunk_times`` (FLOPs at
@@ -644,7 +679,7 @@ def fit_layouts(model: Model, gpus: int, gpu_mem: float, global_batch: int, seq:
                 continue
             dp_s = dp_bytes(max(params), dp) / dp_bw if dp_bw else 0.0
             for rc in recompute:
-                cfg = ActivationConfig(seq, mbs, tp, tp > 1, rc, dtype_bytes)
+                cfg = ActivationConfig(seq, mbs, tp, tp > 1, rc, dtype_bytes, flash)
                 f, b, w = chunk_times(model, cfg, cp.plan.chunks, flops_per_s, tp_bw)
                 comm = pp_transfer_bytes(model, cfg) / dp_bw if dp_bw else 0.0
                 try:
@@ -667,4 +702,4 @@ __all__ = ["Model", "PRESETS", "preset", "ActivationConfig", "Term", "layer_term
            "layers_per_chunk", "chunk_activation_bytes", "chunk_params", "rank_params", "static_bytes",
            "RankMemory", "PipelineMemory", "pipeline_memory", "layer_flops", "chunk_times", "ring_share",
            "tp_layer_bytes", "pp_transfer_bytes", "dp_bytes", "step_traffic", "candidate_layouts", "fit_layouts",
-           "two_part_memory", "GB", "RECOMPUTE"]
+           "two_part_memory", "check_bytes", "GB", "MAX_BYTES", "RECOMPUTE"]

@@ -6,8 +6,17 @@
 
 ``prepare`` runs before any student code and records every function and class of the loaded ``course`` modules.
 ``load_submission(*names)`` turns the cells that define ``names`` into a fresh ``submission.py`` (on ``sys.path`` and
-``PYTHONPATH``, so worker processes can import it too), which the tests import; ``course_untouched()`` fails a test
-cell whose answer replaced something in the course library.
+``PYTHONPATH``, so worker processes can import it too), which the tests import, and returns the cell's ``Tally``;
+``course_untouched()`` fails a test cell whose answer replaced something in the course library.
+
+A test cell (instructor/generate.py writes it) scores like the judge, test by test (``course.scoring``)::
+
+    tests = load_submission("bubble_ratio", "bubble_from_spans")
+    ...                                   # the public tests' source
+    tests.run(test_closed_form_examples)  # each test run and counted; a failure is printed, not raised
+    ...                                   # the hidden tests, between nbgrader's markers
+    course_untouched()
+    tests.points(15)                      # the cell's value: the points earned, nbgrader's partial credit
 
 This runs in the student's kernel, next to the student's code, so it proves little: a solution cell can rebind
 these names or patch the checks.  The scores instructors can trust come from ``instructor/regrade.py``, which grades
@@ -24,6 +33,8 @@ import shutil
 import sys
 import tempfile
 import types
+
+from course.scoring import partial_points
 
 
 def fingerprint() -> dict:
@@ -51,13 +62,39 @@ def cell_sources(namespace: dict, names) -> list[str]:
     return ["".join(linecache.getlines(f)) for f in files]
 
 
+class Tally:
+    """The tests one test cell ran: each is run and counted, and ``points`` is the cell's score."""
+
+    def __init__(self):
+        self.passed, self.failed = 0, 0
+
+    def run(self, *tests) -> None:
+        for test in tests:
+            try:
+                test()
+            except (Exception, SystemExit) as e:   # a failing test costs its own share; an interrupt stops the cell
+                self.failed += 1
+                message = str(e).strip() or type(e).__name__
+                print(f"{test.__name__} ... failed: {type(e).__name__}: {message}")
+            else:
+                self.passed += 1
+                print(f"{test.__name__} ... passed")
+
+    def points(self, points: float) -> float:
+        """The points earned (``course.scoring.partial_points``); as the cell's value, nbgrader's partial credit."""
+        total = self.passed + self.failed
+        score = partial_points(points, self.passed, total)
+        print(f"{self.passed} passed, {self.failed} failed: {score:g}/{points:g} 分 (points)")
+        return score
+
+
 def prepare(namespace: dict):
     """``(load_submission, course_untouched)`` bound to the notebook's ``namespace``."""
     before = fingerprint()
     directories: list[str] = []
 
     def load_submission(*names):
-        """Make the cells that define ``names`` the module ``submission`` the tests import."""
+        """Make the cells that define ``names`` the module ``submission`` the tests import; a fresh Tally."""
         cells = cell_sources(namespace, names)
         if not cells:
             raise NameError(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above first)")
@@ -73,6 +110,7 @@ def prepare(namespace: dict):
         directories.append(directory)
         sys.modules.pop("submission", None)
         importlib.invalidate_caches()
+        return Tally()
 
     def course_untouched():
         """Fail when the answer replaced anything in the course library the checks use (the judge's checks run out of the learner's reach)."""

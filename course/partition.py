@@ -187,6 +187,10 @@ def _check(layers, p, comm) -> tuple[list[float], list[float]]:
                              f"({len(layers) - 1} for {len(layers)} layers)")
     if not all(math.isfinite(c) and c >= 0 for c in cut_cost):
         raise ValueError(f"comm must be finite and non-negative, got {comm!r}")
+    total = sum(layers) + 2 * sum(cut_cost)   # what one stage holding everything would cost
+    if not math.isfinite(total):
+        raise ValueError(f"layer and cut costs too large: their sum overflows to {total} (give costs whose sum "
+                         "is finite)")
     return [float(t) for t in layers], cut_cost
 
 

@@ -105,7 +105,7 @@ def ops_of(step: Step) -> tuple[Op, ...]:
     return step.ops if isinstance(step, Overlap) else (step,)
 
 
-_TOKEN = re.compile(r"([FBWI])(\d+)(?:\.s(\d+))?\Z")
+_TOKEN = re.compile(r"([FBWI])([0-9]+)(?:\.s([0-9]+))?\Z")
 
 
 def parse_op(token: str, default_stage: int | None = None) -> Op:

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
+from .files import write_file
 from .plan import ops_of
 from .timeline import Timeline
 
@@ -57,7 +58,7 @@ def write_trace(path: str | Path, tl: Timeline, memory=None, memory_name: str | 
     """Write ``chrome_trace(...)`` to ``path``; return the path."""
     path = Path(path)
     try:
-        path.write_text(json.dumps(chrome_trace(tl, memory, memory_name, unit_us)))
+        write_file(path, json.dumps(chrome_trace(tl, memory, memory_name, unit_us)))
     except OSError as e:
         raise ValueError(f"cannot write trace {str(path)!r}: {e.strerror}") from None
     return path

@@ -11,9 +11,11 @@ each exercise becomes three cells:
 
 - the statement (markdown, locked);
 - the solution cell: `solutions/<slug>.py` as is (its `### BEGIN SOLUTION` blocks become the code stub on release);
-- the test cell (locked, worth the exercise's points): `load_submission(...)`, which turns the solution cell into
-  the module `submission` the tests import, then test_public.py with a call to each test, then test_hidden.py with
-  its calls between `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS` (stripped on release, restored on autograde).
+- the test cell (locked, worth the exercise's points): `tests = load_submission(...)`, which turns the solution
+  cell into the module `submission` the tests import, then test_public.py with `tests.run(...)` of each test, then
+  test_hidden.py with its runs between `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS` (stripped on release,
+  restored on autograde), and last `tests.points(POINTS)`: the points earned by the judge's rule
+  (`course.scoring`: points x passed / tests), which nbgrader records as the cell's partial credit.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ INTRO = """\
 测试把解答单元格的代码当作模块 `submission` 导入 (import)：用到的函数、import 都要写在这个单元格里，
 别的单元格里定义的东西测试看不到。先运行最上面的准备单元格 (setup)。
 
-评分时 (nbgrader autograde) 测试单元格会被恢复成原样，并加上隐藏测试 (hidden tests)；
-只有公开和隐藏测试全部通过，这道题才得分。请不要改动测试单元格，也不要删除任何单元格。
+测试单元格逐个运行测试，最后一行显示得分：每个测试分值相同，得分 = 满分 × 通过的测试数 / 测试总数
+(partial credit, the same rule as the local judge)。评分时 (nbgrader autograde) 测试单元格会被恢复成原样，
+并加上隐藏测试 (hidden tests)，所以这里显示的只是公开测试 (public tests) 的得分。
+请不要改动测试单元格，也不要删除任何单元格。
 本地自测也可以用 `python practice/judge.py test <slug>`（题目 slug 写在每道题的标题下）。"""
 
 # The setup cell runs first and is locked (nbgrader restores it on autograde). As in the judge, the checks are
@@ -58,6 +62,7 @@ load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 
 
 sys.path.insert(0, str(ROOT))   # the repository, so that the exercise catalogue imports as `practice.exercises`
+from course.files import write_file  # noqa: E402
 from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
 from course.i18n import set_language  # noqa: E402
 
@@ -91,8 +96,9 @@ def submission_names(exercise: Problem) -> list[str]:
     return names
 
 
-def with_calls(source: str) -> str:
-    return source + "\n\n\n" + "\n".join(f"{name}()" for name in test_names(source))
+def with_runs(source: str) -> str:
+    """The test file's source, then each of its tests run and counted by the cell's tally."""
+    return source + "\n\n\n" + "\n".join(f"tests.run({name})" for name in test_names(source))
 
 
 def cell(kind: str, source: str, grade_id: str, *, solution=False, grade=False, locked=False, points=None,
@@ -121,9 +127,9 @@ def chapter_notebook(chapter: int, exercises: list[Problem]) -> nbformat.Noteboo
         needs = f"；需要 {', '.join(e.requires)}" if e.requires else ""
         statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}` · {e.header}{needs}\n\n{e.statement.strip()}"
         names = ", ".join(repr(name) for name in submission_names(e))
-        tests = (f"load_submission({names})\n\n" + with_calls(tests_source(e, "test_public.py"))
-                 + "\n\n### BEGIN HIDDEN TESTS\n" + with_calls(tests_source(e, "test_hidden.py"))
-                 + "\n### END HIDDEN TESTS\ncourse_untouched()")
+        tests = (f"tests = load_submission({names})\n\n" + with_runs(tests_source(e, "test_public.py"))
+                 + "\n\n### BEGIN HIDDEN TESTS\n" + with_runs(tests_source(e, "test_hidden.py"))
+                 + f"\n### END HIDDEN TESTS\ncourse_untouched()\ntests.points({e.points:g})")
         cells += [
             cell("markdown", statement, f"{e.grade_id}_statement", locked=True),
             cell("code", solution_source(e), e.grade_id, solution=True),
@@ -182,7 +188,7 @@ def main(argv=None) -> int:
         target = args.out / path
         if path in files:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(files[path], encoding="utf-8")
+            write_file(target, files[path])
         else:  # a notebook of an exercise or chapter that is gone
             target.unlink()
             if not any(target.parent.iterdir()):

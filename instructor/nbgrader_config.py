@@ -1,5 +1,7 @@
 """nbgrader configuration for the pipeline-parallelism course (run nbgrader from this directory)."""
 
+import os
+
 from course import autograde
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
@@ -8,6 +10,15 @@ c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 autograde.prefer_own_environment()
 
 c.CourseDirectory.course_id = "pipeline-parallelism"
+# The course directory is this file's folder, wherever nbgrader runs from (JupyterLab's formgrader included).
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+
+# The exchange (release, fetch, submit, collect, feedback): $NBGRADER_EXCHANGE, else nbgrader's own default, the
+# folder a student's nbgrader uses without any configuration.  It must exist and be writable by everyone.
+EXCHANGE_DEFAULT = "/usr/local/share/nbgrader/exchange"
+c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or EXCHANGE_DEFAULT
+c.ExchangeFactory.release_assignment = autograde.ReleaseAssignment   # a clear message when it cannot be used
+c.ExchangeFactory.release_feedback = autograde.ReleaseFeedback       # hand-placed submissions refused by name
 
 # What a released solution cell holds instead of the reference code.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
@@ -30,6 +41,9 @@ c.Execute.interrupt_on_timeout = True
 # points: the kernel is restarted and the rest runs) and records stderr of test cells as output (a correct answer
 # that warns keeps its points; failing tests raise). The rest is nbgrader's default list.
 c.Autograde.autograde_preprocessors = autograde.preprocessors()
+# Edited locked cells get their source back, with nbgrader's "checksum has changed" warning for those alone (an
+# unedited test cell only gets its hidden tests back, quietly).
+c.Autograde.sanitize_preprocessors = autograde.sanitize_preprocessors()
 
 # A deleted test cell is put back (and run) instead of silently missing from the grade.
 c.OverwriteCells.add_missing_cells = True

@@ -2,6 +2,7 @@
 
     python instructor/regrade.py ch02                     # the course directory instructor/
     python instructor/regrade.py ch02 --course-dir DIR    # another nbgrader course directory
+    python instructor/regrade.py ch02 --apply             # also write the trusted scores into gradebook.db
 
 In the kernel, a student's code runs next to the tests and can change what they see (see the README), so
 nbgrader's score proves little on its own.  This script takes every submitted notebook
@@ -9,13 +10,16 @@ nbgrader's score proves little on its own.  This script takes every submitted no
 in ``source/ASSIGNMENT/``), writes the cells that define the names the tests import to one file, as
 ``load_submission`` does in the kernel (the last cell that defines each name).  The judge grades that file: a
 checker process that never imports it, the student's code in a contained process (``practice.sandbox.grade``).
-As in the notebook, an exercise scores its points only when all its public and hidden tests pass.
+It scores by the course's one rule, as the judge and the notebook's test cells do (``course.scoring``): points x
+passed / tests.
 
 It writes ``regrade-ASSIGNMENT.csv`` in the course directory, one row per student and exercise:
 ``student, exercise, nbgrader, regrade, max, flag``: nbgrader's score from the gradebook (empty when not
 autograded), the regrade, the exercise's points, and ``suspicious`` where nbgrader's score is higher than the
-regrade's.  Exit status: 0; 1 when a submission could not be regraded (its row has an empty regrade); 2 for bad
-usage.
+regrade's.  ``--apply`` then writes every regraded score that differs from nbgrader's into the gradebook
+(``instructor/apply_scores.py``: the cell's manual score, a comment saying why, suspicious notebooks flagged), so
+that the formgrader, the feedback and ``nbgrader export`` show the trusted scores.  Exit status: 0; 1 when a
+submission could not be regraded (its row has an empty regrade); 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import io
 import sys
 import tempfile
 import time
@@ -35,6 +40,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from course.files import write_file  # noqa: E402
+from instructor.apply_scores import apply_scores  # noqa: E402
 from practice.exercises import JudgeError, Problem, load_problems  # noqa: E402
 from practice.sandbox import grade  # noqa: E402
 
@@ -132,7 +139,8 @@ def submission_source(nb, exercise: Exercise, locked: set[str]) -> str:
 
 
 def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], float | None]:
-    """(student, test cell grade_id) -> nbgrader's score, for autograded submissions; {} without a gradebook."""
+    """(student, test cell grade_id) -> nbgrader's in-kernel (auto) score, None when not autograded; {} without a
+    gradebook.  (A manual score, e.g. one ``--apply`` wrote, is not nbgrader's.)"""
     db = course / "gradebook.db"
     if not db.is_file():
         return {}
@@ -147,8 +155,7 @@ def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], flo
         for submission in submissions:
             for notebook in submission.notebooks:
                 for g in notebook.grades:
-                    graded = g.auto_score is not None or g.manual_score is not None
-                    scores[submission.student_id, g.name] = g.score if graded else None
+                    scores[submission.student_id, g.name] = g.auto_score
     return scores
 
 
@@ -164,7 +171,7 @@ def regrade_one(student: str, exercise: Exercise, source: str | None, workdir: P
         raise   # the judge's own files are wrong: nothing can be regraded
     except Exception as e:  # noqa: BLE001  (one submission that cannot be graded must not stop the others)
         return None, f"{type(e).__name__}: {e}"[:200]
-    return (float(exercise.problem.points) if result.failed == 0 else 0.0), ""
+    return result.score, ""   # course.scoring's rule, as the judge and the notebook
 
 
 def regrade(course: Path, assignment: str, workers: int = 2) -> list[Row]:
@@ -197,10 +204,11 @@ def regrade(course: Path, assignment: str, workers: int = 2) -> list[Row]:
 
 
 def write_csv(rows: list[Row], path: Path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(COLUMNS)
-        out.writerows(row.cells() for row in rows)
+    text = io.StringIO(newline="")
+    out = csv.writer(text)
+    out.writerow(COLUMNS)
+    out.writerows(row.cells() for row in rows)
+    write_file(path, text.getvalue())
 
 
 def main(argv=None) -> int:
@@ -209,6 +217,8 @@ def main(argv=None) -> int:
     parser.add_argument("--course-dir", type=Path, default=Path(__file__).resolve().parent,
                         help="the nbgrader course directory (default: instructor/)")
     parser.add_argument("--workers", type=int, default=2, help="submissions graded at once (default 2)")
+    parser.add_argument("--apply", action="store_true", help="write the regraded scores into gradebook.db (manual "
+                        "score and a comment on each changed cell, suspicious notebooks flagged)")
     args = parser.parse_args(argv)
     start = time.monotonic()
     try:
@@ -222,6 +232,7 @@ def main(argv=None) -> int:
         return 2
     out = args.course_dir / f"regrade-{args.assignment}.csv"
     write_csv(rows, out)
+    applied = apply_scores(args.course_dir, args.assignment, rows, out.name) if args.apply else []
     failed = [r for r in rows if r.regrade is None]
     suspicious = [r for r in rows if r.flag]
     students, exercises_ = len({r.student for r in rows}), len({r.exercise for r in rows})
@@ -231,6 +242,8 @@ def main(argv=None) -> int:
         print(f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}")
     for r in failed:
         print(f"  not regraded: {r.student} {r.exercise}: {r.error}")
+    for line in applied:
+        print(f"  gradebook: {line}")
     print(f"{len(suspicious)} suspicious, {len(failed)} not regraded")
     return 1 if failed else 0
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The course's local judge.
 
-    python practice/judge.py                      grade every exercise in practice/workspace/ (scoreboard)
+    python practice/judge.py                      grade every exercise in workspace/ (scoreboard)
     python practice/judge.py list [--json]        the exercises
-    python practice/judge.py start SLUG           copy the starter to practice/workspace/SLUG.py, print the statement
+    python practice/judge.py start SLUG           copy the starter to workspace/SLUG.py, print the statement
     python practice/judge.py test SLUG [FILE]     run public and hidden tests (exit 0 only when all pass)
     python practice/judge.py check                every solution passes, every starter fails (CI)
     python practice/judge.py doctor               what can run here (torch, gloo, cores)
@@ -16,6 +16,11 @@ line; the checker processes inherit it.
 The exercises are read by practice/exercises.py; each test file runs in a trusted checker process while the
 submission runs in a separate, contained learner process (practice/sandbox.py, practice/checker.py,
 practice/learner.py).  This file is the command line only.
+
+The learner's files live in the learner folder ``workspace/`` (git-ignored, beside the chapter copies that
+``make lab`` makes there: ``course.lab``).  Files an older version left in ``practice/workspace/`` are moved there
+once, each move said on stderr.  Every run ends with the line ``N passed, N failed``; with ``--json`` it goes to
+stderr, so that stdout is exactly one JSON document.
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the repository: `practice` and `course`
 
+from course.command import finite_float, positive_int  # noqa: E402
+from course.files import write_file  # noqa: E402
 from course.i18n import LANGS, set_language  # noqa: E402
+from course.lab import WORKSPACE  # noqa: E402
 from practice import sandbox  # noqa: E402
 from practice.exercises import (PRACTICE, PROBLEMS, SOLUTIONS, TEST_FILES, JudgeError, TestFile,  # noqa: E402
                                 checksums, find, load_problems, make_starter, read_tests, stale_sources,
@@ -42,6 +50,36 @@ from practice.sandbox import Grade, grade, print_grade, run_test_file  # noqa: E
 
 
 # ---- commands ----------------------------------------------------------------------------------------------------
+
+OLD_WORKSPACE = PRACTICE / "workspace"   # the learner's folder before it moved to workspace/
+
+
+def summary(args, passed: int, failed: int) -> None:
+    """The last line of every run: on stderr under --json, so that stdout holds one JSON document."""
+    print(f"{passed} passed, {failed} failed", file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the current folder when it is below it (as a learner would type it)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def move_old_workspace(old_folder: Path, workspace: Path) -> None:
+    """Move what the learner wrote in practice/workspace/ into the learner folder, once, saying so."""
+    for old in sorted(old_folder.glob("*.py")) if old_folder.is_dir() else ():
+        new = workspace / old.name
+        if new.exists() or new.is_symlink():
+            print(f"judge: {shown(old)} 没有移动 (left where it is)：{shown(new)} 已经存在，评测的是它 "
+                  "(exists and is the one graded)", file=sys.stderr)
+            continue
+        workspace.mkdir(parents=True, exist_ok=True)
+        os.replace(old, new)
+        print(f"judge: 已移动 (moved) {shown(old)} -> {shown(new)}（练习文件现在放在 workspace/：the learner "
+              "folder is now workspace/）", file=sys.stderr)
+
 
 def cmd_list(problems, args) -> int:
     if args.json:
@@ -60,13 +98,13 @@ def cmd_start(problems, args) -> int:
     if target.is_symlink():
         raise JudgeError(f"{target} 是一个符号链接 (symlink)：不会通过它写文件 (not written through a link)")
     if target.exists():
-        print(f"{target} 已经存在 (already exists)，没有覆盖 (not overwritten)。")
+        print(f"{shown(target)} 已经存在 (already exists)，没有覆盖 (not overwritten)。")
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(p.starter.read_text(encoding="utf-8"))
-        print(f"已创建 (created) {target}")
+        print(f"已创建 (created) {shown(target)}")
     print(f"写完后运行 (then run): python practice/judge.py test {p.slug}")
     return 0
 
@@ -80,7 +118,7 @@ def cmd_test(problems, args) -> int:
         print(json.dumps(g.to_json(), ensure_ascii=False, indent=1))
     else:
         print_grade(g)
-    print(f"{g.passed} passed, {g.failed} failed")
+    summary(args, g.passed, g.failed)
     return 0 if g.failed == 0 else 1
 
 
@@ -100,8 +138,7 @@ def cmd_scoreboard(problems, args) -> int:
         total = sum(g.score for g in grades.values())
         print(f"总分 (total): {total:g}/{sum(p.points for p in problems)}"
               + ("" if grades else "；用 `python practice/judge.py start SLUG` 开始一道题"))
-    passed, failed = sum(g.passed for g in grades.values()), sum(g.failed for g in grades.values())
-    print(f"{passed} passed, {failed} failed")
+    summary(args, sum(g.passed for g in grades.values()), sum(g.failed for g in grades.values()))
     return 0
 
 
@@ -162,12 +199,12 @@ def cmd_sync(problems, args) -> int:
     for p in problems:
         text = make_starter(p.solution.read_text(encoding="utf-8"))
         if not p.starter.is_file() or p.starter.read_text(encoding="utf-8") != text:
-            p.starter.write_text(text, encoding="utf-8")
+            write_file(p.starter, text)
             print(f"wrote {p.starter}")
     sums = args.problems / "SHA256SUMS"
     text = checksums(problems)
     if not sums.is_file() or sums.read_text() != text:
-        sums.write_text(text)
+        write_file(sums, text)
         print(f"wrote {sums}")
     return 0
 
@@ -198,21 +235,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="practice/judge.py", description="Grade the course's exercises locally.")
     parser.add_argument("--problems", type=Path, default=PROBLEMS, help=argparse.SUPPRESS)
     parser.add_argument("--solutions", type=Path, default=SOLUTIONS, help=argparse.SUPPRESS)
-    parser.add_argument("--workspace", type=Path, default=PRACTICE / "workspace",
-                        help="where your solutions live (default practice/workspace)")
-    parser.add_argument("-j", "--jobs", type=int, default=max(1, os.cpu_count() or 1),
+    parser.add_argument("--workspace", type=Path, default=WORKSPACE,
+                        help="where your solutions live (default workspace/)")
+    parser.add_argument("-j", "--jobs", type=positive_int, default=max(1, os.cpu_count() or 1),
                         help="test files run at once (default: cores)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--json", action="store_true", help="machine-readable output: one JSON document on stdout")
     parser.add_argument("--lang", choices=LANGS, help="language of statements and messages "
                         "(default: COURSE_LANG, else the locale)")
-    parser.add_argument("--timeout", type=float, help="seconds per test file, for every exercise "
+    parser.add_argument("--timeout", type=finite_float, help="seconds per test file, for every exercise "
                         "(default: each exercise's own limit)")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("list", help="the exercises").add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     sub.add_parser("start", help="copy a starter into the workspace").add_argument("slug")
     t = sub.add_parser("test", help="run an exercise's public and hidden tests")
     t.add_argument("slug")
-    t.add_argument("file", nargs="?", help="the file to grade (default practice/workspace/SLUG.py)")
+    t.add_argument("file", nargs="?", help="the file to grade (default workspace/SLUG.py)")
     t.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     c = sub.add_parser("check", help="every solution passes and every starter fails")
     c.add_argument("slugs", nargs="*", help="only these exercises")
@@ -236,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             p.timeout = args.timeout
         command = {"list": cmd_list, "start": cmd_start, "test": cmd_test, "check": cmd_check, "sync": cmd_sync,
                    "doctor": cmd_doctor, None: cmd_scoreboard}[args.command]
+        if command in (cmd_start, cmd_test, cmd_scoreboard) and args.workspace == WORKSPACE:
+            move_old_workspace(OLD_WORKSPACE, WORKSPACE)
         if command in (cmd_test, cmd_check, cmd_scoreboard):
             sandbox.remove_stale_directories()
         return command(problems, args)
@@ -248,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (JudgeError, ValueError, OSError) as e:
         print(f"judge: {e}", file=sys.stderr)
-        print("0 passed, 1 failed")
+        summary(args, 0, 1)
         return 2
     finally:
         sandbox.sweep(everything=True)

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import psutil
 
+from course.scoring import partial_points
 from practice.exercises import REPO, JudgeError, Problem, TestFile, read_tests
 
 PRACTICE = Path(__file__).resolve().parent
@@ -100,8 +101,8 @@ class Grade:
 
     @property
     def score(self) -> float:
-        total = len(self.results)
-        return round(self.problem.points * self.passed / total, 1) if total else 0.0
+        """The course's one rule (``course.scoring``): points x passed / tests, as nbgrader and the regrade."""
+        return partial_points(self.problem.points, self.passed, len(self.results))
 
     def to_json(self) -> dict:
         return {**self.problem.to_json(), "passed": self.passed, "failed": self.failed, "score": self.score,

@@ -374,7 +374,7 @@ def test_book_renders_widgets_as_their_first_image(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_book_renders_the_good_chapters_and_fails_on_a_broken_one(tmp_path, monkeypatch):
+def test_book_renders_the_good_chapters_and_fails_on_a_broken_one(tmp_path, monkeypatch, capsys):
     import course.book as book
 
     src = tmp_path / "chapters"
@@ -388,3 +388,9 @@ def test_book_renders_the_good_chapters_and_fails_on_a_broken_one(tmp_path, monk
     assert sorted(p.name for p in out.iterdir()) == ["02_fine.html", "index.html"]
     assert "42" in (out / "02_fine.html").read_text(encoding="utf-8")
     assert "Fine" in (out / "index.html").read_text(encoding="utf-8")
+    # progress: a line as each chapter starts and one as it ends, numbered
+    said = capsys.readouterr()
+    assert said.out.splitlines()[:2] == ["[1/2] 01_broken.ipynb: running its cells ...",
+                                         "[2/2] 02_fine.ipynb: running its cells ..."]
+    assert "[1/2] 01_broken.ipynb: a cell failed" in said.err
+    assert re.search(r"^\[2/2\] 02_fine.ipynb: ran in [\d.]+ s, wrote .*02_fine.html$", said.out, re.M), said.out

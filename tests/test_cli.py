@@ -1,7 +1,10 @@
 """The command line: `python -m course ...` as a user types it."""
 
 import json
+import os
+import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -263,3 +266,116 @@ def test_no_import_cycle_and_the_runtime_does_not_import_the_cli():
     for m in sorted(graph):
         if m not in state:
             visit(m, [m])
+
+
+# ---- numbers: one rule, and sums that would overflow (issue 21 item 7) ----------------------------------------
+@pytest.mark.parametrize("args,needle", [
+    (["partition", "--layers", "1e308,1e308,1e308", "-p", "1"], "overflows to inf"),
+    (["partition", "--layers", "1,1", "-p", "2", "--comm", "1e308"], "overflows to inf"),
+    (["order", "--costs", "1e308,1e308", "-p", "2", "--f", "1e308"], "overflows to inf"),
+    (["sim", "1f1b", "-p", "4", "-m", "1_000"], "(ASCII digits"),           # Python's int() would take them
+    (["sim", "1f1b", "-p", "\u0664", "-m", "8"], "(ASCII digits"),         # ARABIC-INDIC DIGIT FOUR
+    (["sim", "1f1b", "-p", "\uff14", "-m", "8"], "(ASCII digits"),         # FULLWIDTH DIGIT FOUR
+    (["sim", "1f1b", "-p", "4", "-m", "8", "--f", "1_0"], "(ASCII digits"),
+    (["sim", "1f1b", "-p", "4", "-m", "8", "--comm", "\u0661.5"], "(ASCII digits"),
+    (["partition", "--layers", "1,\u0662", "-p", "1"], "(ASCII digits"),
+])
+def test_numbers_that_overflow_or_are_not_ascii_are_refused(args, needle):
+    one_line_error(*run(*args), needle)
+
+
+def test_plan_file_op_numbers_are_ascii(tmp_path):
+    plan = tmp_path / "arabic.plan"
+    plan.write_text("F\u0660 B\u0660\nF0 B0\n", encoding="utf-8")
+    one_line_error(*run("sim", "--plan", str(plan)), "bad op")
+
+
+def test_the_size_guard_counts_the_schedules_own_ops():
+    from course.cli.args import ops_per_rank_and_microbatch
+
+    assert [ops_per_rank_and_microbatch(s, v) for s, v in (("1f1b", None), ("zb-h1", None), ("interleaved", 2),
+                                                            ("zbv", None))] == [2, 3, 4, 6]
+    assert ops_per_rank_and_microbatch("interleaved", 1000) == 3000   # too big to build small: the bound
+
+
+def test_the_size_guards_estimate_bounds_what_a_run_holds():
+    # The estimate (course.command.BYTES_PER_OP/RANK) against the peak resident memory of the same run, net of
+    # the interpreter and its imports (the same command on a tiny plan): above it, and within 3x of it.
+    from course.command import BYTES_PER_OP, BYTES_PER_RANK
+
+    def peak_rss(*args):
+        # VmHWM, not ru_maxrss: the latter keeps the parent's size across fork and exec
+        code = ("import re, sys\nfrom course.cli import main\n"
+                f"assert main({list(args)!r} + ['--json']) == 0\n"
+                "status = open('/proc/self/status').read()\n"
+                "print(int(re.search(r'VmHWM:\\s+(\\d+) kB', status).group(1)) * 1024, file=sys.stderr)")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return int(proc.stderr.split()[-1])
+
+    base = peak_rss("sim", "1f1b", "-p", "2", "-m", "2")
+    for schedule, p, m, ops in (("1f1b", 4, 60000, 2 * 4 * 60000), ("dualpipev", 4, 40000, 4 * 4 * 40000),
+                                ("1f1b", 60000, 2, 2 * 60000 * 2)):
+        held = peak_rss("sim", schedule, "-p", str(p), "-m", str(m)) - base
+        estimate = ops * BYTES_PER_OP + p * BYTES_PER_RANK
+        assert held < estimate < 3 * held, (schedule, p, m, held, estimate)
+
+
+# ---- output files: whole or not at all, and said on stderr ---------------------------------------------------
+def _file_size_limit():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)     # a write past the limit fails with EFBIG instead
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+
+
+@pytest.mark.parametrize("args", [
+    ["sim", "gpipe", "-p", "4", "-m", "16", "--trace"],
+    ["sim", "gpipe", "-p", "4", "-m", "16", "--png"],
+    ["memory", "--model", "llama3-8b", "--seq", "1024", "--pp", "4", "-m", "8", "--trace"],
+    ["search", "-p", "4", "-m", "64", "--plan-out"],
+])
+def test_a_failed_write_leaves_the_old_file_whole(tmp_path, args):
+    out = tmp_path / "out"
+    out.write_text("the old content\n")
+    proc = subprocess.run([sys.executable, "-m", "course", *args, str(out)], capture_output=True, text=True,
+                          timeout=120, preexec_fn=_file_size_limit)   # a disk that fills up after 2000 bytes
+    one_line_error(proc.returncode, proc.stdout, proc.stderr, f"cannot write {out}: File too large")
+    assert out.read_text() == "the old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]              # no temporary file left beside it
+    proc = subprocess.run([sys.executable, "-m", "course", *args, str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stderr == f"wrote {out}\n" and out.read_bytes() != b"the old content\n"
+
+
+def test_a_device_is_written_in_place_never_replaced():
+    code, _, err = run("sim", "gpipe", "-p", "2", "-m", "2", "--trace", "/dev/full")
+    assert code == 2 and "No space left on device" in err
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_write_file_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    from course import files
+
+    target = tmp_path / "keep.txt"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    with pytest.raises(OSError) as caught:
+        files.write_file(target, "new")
+    assert caught.value.filename == str(target) and target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+    monkeypatch.undo()
+    files.write_file(target, "new")
+    assert target.read_text() == "new" and stat.S_IMODE(os.stat(target).st_mode) == 0o640
+
+
+def test_json_stays_one_document_when_files_are_written(tmp_path):
+    trace, plan = tmp_path / "t.json", tmp_path / "best.plan"
+    for args, path in ((["sim", "1f1b", "-p", "2", "-m", "4", "--json", "--trace", str(trace)], trace),
+                       (["search", "-p", "2", "-m", "4", "--json", "--plan-out", str(plan)], plan)):
+        code, out, err = run(*args)
+        assert code == 0 and err == f"wrote {path}\n", err
+        json.loads(out)

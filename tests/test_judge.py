@@ -36,7 +36,9 @@ def run(*args, cwd=REPO) -> subprocess.CompletedProcess:
 
 
 def last_line(proc) -> str:
-    return proc.stdout.strip().splitlines()[-1]
+    """The run's summary line: the last of stdout, or of stderr under --json (stdout is then one JSON document)."""
+    json_run = "--json" in proc.args
+    return (proc.stderr if json_run else proc.stdout).strip().splitlines()[-1]
 
 
 def counts(proc) -> tuple[int, int]:
@@ -46,7 +48,7 @@ def counts(proc) -> tuple[int, int]:
 
 
 def verdicts(proc) -> dict[str, str]:
-    data = json.loads(proc.stdout[:proc.stdout.rindex("\n", 0, len(proc.stdout.rstrip()))])
+    data = json.loads(proc.stdout)   # --json: stdout is one JSON document
     return {f"{r['file']}:{r['name']}": r["verdict"] for r in data["results"]}
 
 
@@ -326,10 +328,19 @@ def test_deadlocked_live_answer_is_reported_as_deadlock(tmp_path):
                     "    grad = torch.empty(shape, dtype=torch.float64)\n"
                     "    dist.recv(grad, src=(rank + 1) % world_size)   # everyone waits, nobody sends\n")
     proc = run("test", "live-1f1b", path, "--json")
-    data = json.loads(proc.stdout[:proc.stdout.rindex("\n", 0, len(proc.stdout.rstrip()))])
+    data = json.loads(proc.stdout)   # --json: stdout is one JSON document
     assert proc.returncode == 1
     assert [r["verdict"] for r in data["results"]] == ["failed"] * 3
     assert all("死锁 (deadlock)" in r["message"] for r in data["results"]), data["results"][0]["message"]
+
+
+@pytest.mark.live
+def test_the_live_starter_says_not_implemented_without_a_traceback():
+    proc = run("test", "live-1f1b", REPO / "practice/problems/live-1f1b/starter.py", "--json")
+    results = json.loads(proc.stdout)["results"]
+    assert proc.returncode == 1 and [r["verdict"] for r in results] == ["error"] * 3
+    for r in results:
+        assert r["message"].startswith("还没有实现 (NotImplementedError)") and "Traceback" not in r["message"], r
 
 
 @pytest.mark.live
@@ -361,3 +372,38 @@ def test_a_tampered_answer_scores_zero_on_every_exercise(slug, tmp_path):
     answer.write_text(TAMPERED.format(defs=defs))
     passed, failed = counts(run("test", slug, answer))
     assert passed == 0 and failed > 0
+
+
+def test_json_output_is_one_document_and_the_summary_goes_to_stderr(tmp_path):
+    shutil.copy(REPO / "solutions/bubble-ratio.py", tmp_path / "bubble-ratio.py")
+    for args in (["list", "--json"], ["--json", "--workspace", tmp_path],
+                 ["test", "bubble-ratio", tmp_path / "bubble-ratio.py", "--json"],
+                 ["test", "no-such-exercise", "--json"]):
+        proc = run(*args)
+        if proc.returncode != 2:
+            json.loads(proc.stdout)       # the whole of stdout, nothing after it
+        else:
+            assert proc.stdout == ""
+        assert "passed, " not in proc.stdout
+        if args[0] != "list":
+            assert re.fullmatch(r"\d+ passed, \d+ failed", last_line(proc)), proc.stderr
+
+
+def test_files_left_in_the_old_workspace_move_to_the_learner_folder(tmp_path, capsys):
+    from practice import judge
+
+    old, new = tmp_path / "practice" / "workspace", tmp_path / "workspace"
+    old.mkdir(parents=True)
+    (old / "bubble-ratio.py").write_text("# mine\n")
+    (old / "choose-m.py").write_text("# old copy\n")
+    new.mkdir()
+    (new / "choose-m.py").write_text("# newer copy\n")
+    judge.move_old_workspace(old, new)
+    err = capsys.readouterr().err
+    assert (new / "bubble-ratio.py").read_text() == "# mine\n" and not (old / "bubble-ratio.py").exists()
+    assert "(moved)" in err and "bubble-ratio.py" in err
+    # a name taken in the learner folder: both files stay, and the one graded is named
+    assert (old / "choose-m.py").read_text() == "# old copy\n" and (new / "choose-m.py").read_text() == "# newer copy\n"
+    assert "(left where it is)" in err
+    judge.move_old_workspace(old, new)          # once moved, nothing more to say about it
+    assert "bubble-ratio" not in capsys.readouterr().err

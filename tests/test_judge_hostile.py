@@ -45,7 +45,7 @@ def judge(tmp_path: Path, slug: str, source: str, timeout: float = 10, *args) ->
                           capture_output=True, text=True, timeout=HANG_GUARD, env={**os.environ, "TMPDIR": str(tmp)})
     elapsed = time.monotonic() - start
     assert proc.returncode in (0, 1), proc.stderr
-    data = json.loads(proc.stdout[:proc.stdout.rindex("\n", 0, len(proc.stdout.rstrip()))])
+    data = json.loads(proc.stdout)   # --json: stdout is one JSON document
     time.sleep(0.2)
     assert list(tmp.iterdir()) == [], "the judge left a temporary directory"
     assert leftovers(tmp) == [], "the judge left a learner's process running"

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from course.checks import CheckFailed
-from course.live_checks import LearnerError, check_pipeline_step, judge_pipeline_record, one_f_one_b, \
-    record_pipeline_step
+from course.live_checks import check_pipeline_step, judge_pipeline_record, one_f_one_b, record_pipeline_step
 
 pytestmark = pytest.mark.live
 
@@ -110,7 +109,8 @@ def test_receives_posted_early_still_pass(answer):
 
 
 def test_the_starter_fails_with_its_exception(answer):
-    with pytest.raises(LearnerError, match="NotImplementedError"):
+    # as NotImplementedError itself (the judge's "not implemented yet" line), naming the rank, not a traceback
+    with pytest.raises(NotImplementedError, match=r"train_step \(rank \d\)"):
         check_pipeline_step(answer((ROOT / "practice" / "problems" / "live-1f1b" / "starter.py").read_text()),
                             world_size=4, m=4, seed=1)
 

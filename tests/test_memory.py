@@ -220,3 +220,40 @@ def test_fit_layouts_with_bandwidths_add_communication():
         fit_layouts(model, **fit, dp_bw=0)
     with pytest.raises(ValueError, match="tp_bw"):
         fit_layouts(model, **fit, tp_bw=-1.0)
+
+
+# ---- flash attention (no s x s scores kept) ------------------------------------------------------------------
+@pytest.mark.parametrize("tp, sp", [(1, False), (8, False), (8, True)])
+def test_flash_attention_keeps_a_log_sum_exp_instead_of_the_scores(tp, sp):
+    a, s = GPT3.heads, 2048
+    lse = 4 * a * s // tp                      # fp32 per row and head, sharded over TP ranks like the heads
+    flash = layer_activation_bytes(GPT3, ActivationConfig(s, 1, tp, sp, "none", flash=True))
+    selective = layer_activation_bytes(GPT3, ActivationConfig(s, 1, tp, sp, "selective"))
+    assert flash == selective + lse            # Korthikanti's 34sbh (/t with SP, 10 + 24/t without) + 4asb/t
+    # recomputation works as without it: selective drops the core (the log-sum-exp), full keeps the layer input
+    assert layer_activation_bytes(GPT3, ActivationConfig(s, 1, tp, sp, "selective", flash=True)) == selective
+    full = ActivationConfig(s, 1, tp, sp, "full")
+    assert layer_activation_bytes(GPT3, ActivationConfig(s, 1, tp, sp, "full", flash=True)) == \
+        layer_activation_bytes(GPT3, full) == 2 * s * 12288 // (tp if sp else 1)
+    # the default stays the paper's eager attention
+    assert layer_activation_bytes(GPT3, ActivationConfig(s, 1, tp, sp)) == korthikanti_layer_bytes(
+        s, 1, 12288, a, tp, sp)
+
+
+def test_flash_attention_terms_have_no_quadratic_term():
+    for model in (GPT3, PRESETS["llama3-8b"]):
+        seq = 4096
+        terms = layer_terms(model, seq, 1, 2, flash=True)
+        assert [t.what for t in terms if t.core] == ["softmax log-sum-exp (fp32, flash attention)"]
+        doubled = layer_terms(model, 2 * seq, 1, 2, flash=True)
+        assert [2 * t.size for t in terms] == [t.size for t in doubled]   # every term linear in s
+        eager = {t.what for t in layer_terms(model, seq, 1, 2) if not t.core}
+        assert eager == {t.what for t in terms if not t.core}   # every other tensor is kept as before
+
+
+def test_byte_counts_beyond_64_bits_are_refused():
+    with pytest.raises(ValueError, match=r"2\*\*63-byte limit"):
+        layer_activation_bytes(PRESETS["llama3-8b"], ActivationConfig(99999999999999999999, 1))
+    huge = Model("huge", 1_000_000, 600_000, 1, 1, 2_400_000, 10)    # 4.3e18 parameters, 16 bytes each
+    with pytest.raises(ValueError, match=r"2\*\*63-byte limit"):
+        pipeline_memory(build("1f1b", 1, 1), huge, ActivationConfig(1, 1))

@@ -89,6 +89,19 @@ def test_fit_with_bandwidths_adds_communication(capsys):
     assert "TP at 300 GB/s" in capsys.readouterr().out
 
 
+def test_flash_attention_flag(capsys):
+    base = ["memory", "--model", "llama3-8b", "--seq", "8192", "--pp", "4", "--schedule", "zbv", "-m", "8", "--json"]
+    assert main(base) == 0
+    eager = json.loads(capsys.readouterr().out)
+    assert main(base + ["--flash-attention"]) == 0
+    flash = json.loads(capsys.readouterr().out)
+    assert (eager["flash_attention"], flash["flash_attention"]) == (False, True)
+    cfg = ActivationConfig(8192, 1, flash=True)
+    assert flash["activation_bytes_per_layer"] == layer_activation_bytes(PRESETS["llama3-8b"], cfg)
+    assert max(r["total"] for r in eager["ranks"]) > 200e9 > 100e9 > max(r["total"] for r in flash["ranks"])
+    assert [r["weights"] for r in eager["ranks"]] == [r["weights"] for r in flash["ranks"]]
+
+
 def run(*args):
     proc = subprocess.run([sys.executable, "-m", "course", "memory", *args], capture_output=True, text=True,
                           timeout=60)
@@ -106,6 +119,11 @@ def run(*args):
     (["--model", "gpt3-175b", "--seq", "2048", "--fit", "--dp-bw", "0"], "expected a positive number"),
     (["--model", "gpt3-175b", "--seq", "2048", "--zero", "1"], "--zero 1 shards optimizer states"),
     (["--model", "gpt3-175b", "--seq", "2048", "--pp", "4", "--schedule", "nope"], "unknown schedule 'nope'"),
+    (["--model", "llama3-8b", "--seq", "99999999999999999999"], "beyond the 2**63-byte limit"),
+    (["--layers", "1000000", "--hidden", "600000", "--heads", "1", "--vocab", "10", "--seq", "1"],   # 4.3e18 params
+     "beyond the 2**63-byte limit"),
+    (["--layers", "1000000", "--hidden", "600000", "--heads", "1", "--vocab", "10", "--seq", "1", "--fit",
+      "--gpus", "8", "--gpu-mem", "80GB", "--global-batch", "8"], "beyond the 2**63-byte limit"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     code, out, err = run(*args)

@@ -71,6 +71,22 @@ def test_a_correct_answer_that_writes_to_stderr_or_warns_keeps_its_points():
     assert determine_grade(wrong) == (0, 5)   # a failing test still raises
 
 
+def test_a_test_cell_that_ends_with_its_points_gets_partial_credit():
+    from nbgrader.utils import determine_grade
+
+    tally = ("from course.notebook_setup import Tally\ntests = Tally()\n"
+             "def test_a():\n    pass\ndef test_b():\n    assert False, 'wrong'\n")
+    nb = nbformat.v4.new_notebook(cells=[
+        grade_cell(tally + "tests.run(test_a, test_b)\ntests.points(5)", "half_tests"),
+        grade_cell(tally + "tests.run(test_a)\ntests.points(5)", "full_tests"),
+        grade_cell(tally + "tests.run(test_a)\nraise AssertionError('tampering')\ntests.points(5)", "zero_tests"),
+    ])
+    half, full, zero = run(nb).cells
+    assert determine_grade(half) == (2.5, 5) and "test_b ... failed: AssertionError: wrong" in half.outputs[0].text
+    assert determine_grade(full) == (5, 5)
+    assert determine_grade(zero) == (0, 5)   # an error (course_untouched's) still scores 0
+
+
 def test_the_venv_nbgrader_works_without_an_activated_environment(tmp_path):
     course = tmp_path / "course"
     course.mkdir()

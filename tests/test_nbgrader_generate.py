@@ -91,11 +91,13 @@ def test_notebook_is_valid_nbgrader_source(path):
         hidden, after = hidden.split("### END HIDDEN TESTS\n")
         public_tests, hidden_tests = (generate.tests_source(e, f"test_{k}.py") for k in ("public", "hidden"))
         assert public_tests in public and hidden_tests in hidden
-        called = [n.value.func.id for n in ast.parse(tests.source).body
-                  if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name)]
-        assert called == (["load_submission"] + generate.test_names(public_tests)
-                          + generate.test_names(hidden_tests) + ["course_untouched"])
-        assert after == "course_untouched()"  # kept in the students' copy, after the hidden tests
+        body = ast.parse(tests.source).body
+        assert ast.unparse(body[0]) == f"tests = load_submission({', '.join(map(repr, generate.submission_names(e)))})"
+        run = [n.value.args[0].id for n in body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+               and ast.unparse(n.value.func) == "tests.run"]
+        assert run == generate.test_names(public_tests) + generate.test_names(hidden_tests)   # each test counted
+        # kept in the students' copy, after the hidden tests: the tamper check, then the points earned
+        assert after == f"course_untouched()\ntests.points({e.points:g})"
         assert tests.metadata["timeout"] >= 2 * e.timeout
 
 

@@ -76,3 +76,35 @@ def test_patching_the_checks_is_reported(notebook, monkeypatch):
     monkeypatch.setattr(course.checks, "assert_equal", lambda *a, **k: None)
     with pytest.raises(AssertionError, match=r"tampering.*course\.checks\.assert_equal"):
         course_untouched()
+
+
+def test_a_test_cell_scores_test_by_test_with_the_judges_rule(notebook, capsys):
+    from course.scoring import partial_points
+
+    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    notebook("def double(x):\n    return 2 * x if x < 10 else 0\n")
+    tests = load_submission("double")
+
+    def test_small():
+        from submission import double
+        assert double(2) == 4
+
+    def test_large():
+        from submission import double
+        assert double(20) == 40, "double(20) should be 40"
+
+    def test_exit():
+        raise SystemExit(3)       # the judge calls this "crashed": a failed test, not a stopped cell
+
+    tests.run(test_small, test_large)
+    tests.run(test_exit)
+    assert tests.points(15) == partial_points(15, 1, 3) == 5.0
+    out = capsys.readouterr().out
+    assert "test_small ... passed" in out and "test_large ... failed: AssertionError: double(20) should be 40" in out
+    assert "1 passed, 2 failed: 5/15" in out
+
+    def interrupted():
+        raise KeyboardInterrupt   # the cell's time limit: the cell stops, as nbgrader expects
+
+    with pytest.raises(KeyboardInterrupt):
+        tests.run(interrupted)

@@ -11,6 +11,7 @@ exits 0 even when tests fail, so it proves nothing.
 import ast
 import csv
 import html
+import json
 import multiprocessing
 import os
 import re
@@ -32,6 +33,10 @@ INSTRUCTOR = ROOT / "instructor"
 ASSIGNMENTS = sorted(p.name for p in (INSTRUCTOR / "source").glob("ch*") if p.is_dir())
 STUDENTS = ("correct", "untouched", "tampered")
 SOLUTION_1F1B = (ROOT / "solutions" / "one-f-one-b-order.py").read_text(encoding="utf-8")
+# Half right: the closed form is, the measured bubble is not (some of the exercise's tests pass, others fail).
+HALF_BUBBLE = re.sub(r"(def bubble_from_spans.*?### BEGIN SOLUTION\n).*?(    ### END SOLUTION)",
+                     r"\1    return 0.0   # wrong: only the closed form below is right\n\2",
+                     (ROOT / "solutions" / "bubble-ratio.py").read_text(encoding="utf-8"), count=1, flags=re.S)
 WRONG_PEAK = """\
 def peak_activations(ranks):   # wrong: only a trick in the kernel could pass it
     return []
@@ -66,6 +71,8 @@ def bubble_ratio(p, m, v=1):   # wrong value, right errors: only the patched che
 def bubble_from_spans(spans):
     return 0.5
 """},
+    # honest, half right: partial credit, the same in the kernel, the judge and the regrade
+    "partial": {"bubble_ratio": HALF_BUBBLE},
     # honest: the reference answer, chatty on stderr (nbgrader alone would score it 0)
     "noisy": {"one_f_one_b_order": SOLUTION_1F1B.replace("    ### BEGIN SOLUTION\n", """\
     ### BEGIN SOLUTION
@@ -105,10 +112,19 @@ import types
 import course.checks
 
 
+class _Tally:   # a test cell's tally that sees every test pass
+    def run(self, *tests):
+        pass
+
+    def points(self, points):
+        return points
+
+
 def load_submission(*names):   # the setup cell's helpers, redefined
     module = types.ModuleType("submission")
     module.__dict__.update(get_ipython().user_ns)
     sys.modules["submission"] = module
+    return _Tally()
 
 
 def course_untouched():
@@ -137,7 +153,10 @@ def _forget(shell, etype, value, tb, tb_offset=None):   # a custom exception han
 get_ipython().set_custom_exc((Exception,), _forget)
 '''},
 }
+# The first two fool nbgrader (full marks in the kernel); the swallower no longer does: its handler clears raised
+# errors, and a test cell's tally counts failures without raising them, so nbgrader scores its wrong answer 0 too.
 IN_KERNEL_CHEATS = ("transformer", "redefiner", "swallower")
+FOOLS_THE_KERNEL = ("transformer", "redefiner")
 
 
 def source_notebook(assignment):
@@ -322,6 +341,8 @@ def test_correct_submission_gets_full_marks(graded, assignment):
     score, max_score, per_cell = scores(graded, assignment, "correct")
     assert max_score == sum(c.metadata.nbgrader["points"] for c in cells(source_notebook(assignment), grade=True))
     assert max_score > 0 and score == max_score, per_cell
+    # an honest submission's cells are as released: nbgrader's checksum warning is for edited cells only
+    assert "Attribute 'checksum'" not in graded["logs"][assignment, "correct"]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -329,9 +350,11 @@ def test_untouched_release_gets_zero(graded, assignment):
     score, max_score, per_cell = scores(graded, assignment, "untouched")
     assert max_score > 0 and score == 0, per_cell
     assert set(per_cell) == {c.metadata.nbgrader["grade_id"] for c in cells(source_notebook(assignment), grade=True)}
-    # every test cell ran and failed with an error (nothing crashed or was skipped)
+    # every test cell ran all its tests and scored 0 by them (nothing crashed or was skipped)
     tests = cells(autograded_notebook(graded, assignment, "untouched"), grade=True)
-    assert all(any(o.output_type == "error" for o in c.outputs) for c in tests)
+    for c in tests:
+        assert [o.data["text/plain"] for o in c.outputs if o.output_type == "execute_result"] == ["0.0"], c.outputs
+        assert re.search(r"^0 passed, [1-9]\d* failed", text_of(c), re.M), text_of(c)
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -345,6 +368,11 @@ def test_tampered_test_cells_are_restored_and_get_zero(graded, assignment):
     for cell in source_notebook(assignment).cells:  # locked code: setup and tests (a deleted one comes back commented)
         if cell.metadata.nbgrader["locked"] and cell.cell_type == "code":
             assert restored[cell.metadata.nbgrader["grade_id"]].endswith(cell.source)
+
+
+def text_of(cell) -> str:
+    """What a test cell showed: its printed text and its errors."""
+    return "".join(o.get("text", "") + o.get("evalue", "") for o in cell.outputs)
 
 
 def own_answers(graded, student, expected_error, poisons_the_kernel=False):
@@ -363,10 +391,10 @@ def own_answers(graded, student, expected_error, poisons_the_kernel=False):
             assert score == sum(per_cell[name][0] for name in order[:first]), per_cell
         else:
             assert score == max_score - sum(per_cell[name][1] for name in own), per_cell
-        errors = [o for c in autograded_notebook(graded, assignment, student).cells
-                  if c.metadata.nbgrader["grade_id"] in own for o in c.outputs if o.output_type == "error"]
-        assert errors and expected_error in errors[0].evalue, errors[:1]
-        assert errors[0].ename != "CellTimeoutError"
+        shown = [c for c in autograded_notebook(graded, assignment, student).cells
+                 if c.metadata.nbgrader["grade_id"] in own]
+        assert shown and expected_error in text_of(shown[0]), shown[0].outputs
+        assert all(o.get("ename") != "CellTimeoutError" for c in shown for o in c.outputs)
 
 
 def test_deadlocked_live_answer_fails_fast_without_stopping_grading(graded):
@@ -439,26 +467,63 @@ def test_a_cell_that_ignores_its_interrupt_costs_only_its_own_points(graded):
     assert any("ignored the interrupt" in o.get("evalue", "") for o in tests.outputs), tests.outputs
 
 
-def test_the_regrade_flags_every_in_kernel_cheat_and_no_honest_student(graded):
-    assignment = assignment_of("one_f_one_b_order")
+def regrade(graded, assignment, *flags, course=None):
+    """`python instructor/regrade.py ASSIGNMENT --course-dir COURSE FLAGS`: its output and rows by (student,
+    exercise id)."""
+    course = course or graded["course"]
     start = time.monotonic()
     result = subprocess.run([sys.executable, str(INSTRUCTOR / "regrade.py"), assignment, "--course-dir",
-                             str(graded["course"])], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    seconds = time.monotonic() - start
-    table = (graded["course"] / f"regrade-{assignment}.csv").read_text(encoding="utf-8")
-    print(f"\nregrade {assignment} in {seconds:.1f} s:\n{result.stdout}\n{table}")
+                             str(course), *flags], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    table = (course / f"regrade-{assignment}.csv").read_text(encoding="utf-8")
+    print(f"\nregrade {assignment} in {time.monotonic() - start:.1f} s:\n{result.stdout}\n{table}")
     assert result.returncode == 0, result.stdout + result.stderr
-    rows = {(r["student"], r["exercise"].replace("-", "_")): r for r in csv.DictReader(table.splitlines())}
+    return result, {(r["student"], r["exercise"].replace("-", "_")): r for r in csv.DictReader(table.splitlines())}
+
+
+def test_the_regrade_flags_every_in_kernel_cheat_and_no_honest_student_and_apply_fixes_the_gradebook(graded, tmp_path):
+    from nbgrader.api import Gradebook
+
+    assignment = assignment_of("one_f_one_b_order")
+    course = tmp_path / "course"              # --apply writes the gradebook: a copy, the other tests read the original
+    shutil.copytree(graded["course"], course)
+    result, rows = regrade(graded, assignment, "--apply", course=course)
     assert {student for student, _ in rows} == set(students(assignment))
+    trusted = {}
     for (student, exercise), row in rows.items():
         _, _, per_cell = scores(graded, assignment, student)
         nbgrader_score, max_score = per_cell[f"{exercise}_tests"]
         assert (float(row["nbgrader"]), float(row["max"])) == (nbgrader_score, max_score), row
-        if student in IN_KERNEL_CHEATS and exercise in ANSWERS[student]:
+        trusted[student] = trusted.get(student, 0.0) + float(row["regrade"])
+        if student in FOOLS_THE_KERNEL and exercise in ANSWERS[student]:
             # in the kernel the trick scored (nbgrader cannot stop it); outside, the wrong answer scores 0
             assert nbgrader_score == max_score and row["regrade"] == "0" and row["flag"] == "suspicious", row
+            assert f"gradebook: {student} {row['exercise']}: {max_score:g} -> 0 of {max_score:g} (flagged)" in \
+                result.stdout
             continue
-        # the cheaters' other answers are the reference ones; the stubborn answer never returns, in or out of a kernel
-        honest = student not in ("untouched", "tampered") and (student, exercise) != ("stubborn", "event_simulator")
+        # the cheaters' other answers are the reference ones; the stubborn answer never returns, in or out of a
+        # kernel; the swallower's wrong answer scores 0 in both
+        honest = (student not in ("untouched", "tampered") and (student, exercise) != ("stubborn", "event_simulator")
+                  and not (student in IN_KERNEL_CHEATS and exercise in ANSWERS[student]))
         assert float(row["regrade"]) == (max_score if honest else 0) == nbgrader_score, row
         assert row["flag"] == "", row
+    # after --apply the gradebook holds the trusted scores: `nbgrader export` shows them, the cheats are flagged
+    export(nbgrader_config(course, tmp_path / "exchange"), course, tmp_path / "grades.csv")
+    with open(tmp_path / "grades.csv", newline="") as f:
+        exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f) if r["assignment"] == assignment}
+    assert {s: exported[s] for s in trusted} == trusted
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        flagged = {s for s in trusted if gb.find_submission_notebook(assignment, assignment, s).flagged}
+    assert flagged == set(FOOLS_THE_KERNEL)
+
+
+def test_a_partial_answer_scores_the_same_in_the_judge_nbgrader_and_the_regrade(graded, tmp_path):
+    assignment = assignment_of("bubble_ratio")
+    _, _, per_cell = scores(graded, assignment, "partial")
+    in_kernel, max_score = per_cell["bubble_ratio_tests"]
+    answer = tmp_path / "bubble-ratio.py"
+    answer.write_text(HALF_BUBBLE, encoding="utf-8")
+    judged = subprocess.run([sys.executable, str(ROOT / "practice" / "judge.py"), "--json", "test", "bubble-ratio",
+                             str(answer)], capture_output=True, text=True, timeout=300)
+    judge = json.loads(judged.stdout)["score"]
+    _, rows = regrade(graded, assignment)
+    assert 0 < in_kernel < max_score and in_kernel == judge == float(rows["partial", "bubble_ratio"]["regrade"])

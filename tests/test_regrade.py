@@ -3,8 +3,9 @@ bubble-ratio), with a gradebook written through nbgrader's API.  The whole class
 (honest, blank, tampered and in-kernel-cheating students) is in tests/test_nbgrader_workflow.py."""
 
 import csv
-import os
 import importlib.util
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,7 @@ def gradebook(course: Path, scores: dict):
         gb.add_assignment("ch01")
         gb.add_notebook("ch01", "ch01")
         gb.add_grade_cell("bubble_ratio_tests", "ch01", "ch01", max_score=int(POINTS), cell_type="code")
+        gb.add_solution_cell("bubble_ratio", "ch01", "ch01")     # where the formgrader shows comments
         for student, score in scores.items():
             gb.add_student(student)
             gb.add_submission("ch01", student)
@@ -116,17 +118,59 @@ def test_a_class_is_regraded_and_an_in_kernel_score_above_it_is_flagged(course):
     assert result.returncode == 0, result.stdout + result.stderr
     rows = read_csv(course / "regrade-ch01.csv")
     got = {s: (r["exercise"], r["nbgrader"], r["regrade"], r["max"], r["flag"]) for s, r in rows.items()}
+    wrong = judge_score(WRONG, course)          # the judge's partial credit for the wrong answer: same rule
+    assert 0 < float(wrong) < int(POINTS)
     assert got == {
         "honest": ("bubble-ratio", POINTS, POINTS, POINTS, ""),
         "blank": ("bubble-ratio", "0", "0", POINTS, ""),
         "late_fix": ("bubble-ratio", POINTS, POINTS, POINTS, ""),
-        "cheat": ("bubble-ratio", POINTS, "0", POINTS, "suspicious"),
+        "cheat": ("bubble-ratio", POINTS, wrong, POINTS, "suspicious"),
         "pending": ("bubble-ratio", "", POINTS, POINTS, ""),
         "unknown": ("bubble-ratio", "", POINTS, POINTS, ""),
     }
-    assert f"suspicious: cheat bubble-ratio: nbgrader {POINTS}, regrade 0 of {POINTS}" in result.stdout
+    assert f"suspicious: cheat bubble-ratio: nbgrader {POINTS}, regrade {wrong} of {POINTS}" in result.stdout
     assert result.stdout.strip().endswith("1 suspicious, 0 not regraded")
     print(f"regrade of 6 students: {seconds:.1f} s")
+
+
+def judge_score(source: str, tmp: Path) -> str:
+    """What `python practice/judge.py test bubble-ratio FILE --json` scores ``source``."""
+    path = tmp / "answer.py"
+    path.write_text(source, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(ROOT / "practice" / "judge.py"), "--json", "test", "bubble-ratio",
+                           str(path)], capture_output=True, text=True, timeout=300)
+    return f"{json.loads(proc.stdout)['score']:g}"
+
+
+def test_apply_writes_the_trusted_scores_into_the_gradebook(course):
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins import CsvExportPlugin
+
+    submit(course, "honest", SOLUTION)
+    submit(course, "cheat", WRONG)
+    submit(course, "unknown", WRONG)                              # not in the gradebook: left alone
+    gradebook(course, {"honest": int(POINTS), "cheat": int(POINTS)})
+    result, _ = run("ch01", "--course-dir", course, "--apply")
+    assert result.returncode == 0, result.stdout + result.stderr
+    wrong = judge_score(WRONG, course)
+    assert f"gradebook: cheat bubble-ratio: {POINTS} -> {wrong} of {POINTS} (flagged)" in result.stdout
+    assert "gradebook: unknown bubble-ratio: not in the gradebook" in result.stdout
+    assert "1 scores applied" in result.stdout and "1 notebooks flagged" in result.stdout
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        cheat = gb.find_grade("bubble_ratio_tests", "ch01", "ch01", "cheat")
+        assert (cheat.auto_score, cheat.manual_score, cheat.score) == (int(POINTS), float(wrong), float(wrong))
+        comment = gb.find_comment("bubble_ratio", "ch01", "ch01", "cheat").manual_comment
+        assert comment.startswith("[regrade] Regraded outside the notebook kernel") and "regrade-ch01.csv" in comment
+        assert gb.find_submission_notebook("ch01", "ch01", "cheat").flagged
+        honest = gb.find_grade("bubble_ratio_tests", "ch01", "ch01", "honest")
+        assert honest.manual_score is None and not gb.find_submission_notebook("ch01", "ch01", "honest").flagged
+        CsvExportPlugin(to=str(course / "grades.csv")).export(gb)   # what `nbgrader export` writes
+    with open(course / "grades.csv", newline="") as f:
+        exported = {r["student_id"]: r["score"] for r in csv.DictReader(f)}
+    assert float(exported["cheat"]) == float(wrong) and float(exported["honest"]) == int(POINTS)
+    # the CSV still compares with nbgrader's own (auto) score, and a second --apply changes nothing
+    again, _ = run("ch01", "--course-dir", course, "--apply")
+    assert "suspicious: cheat" in again.stdout and "0 scores applied" in again.stdout, again.stdout
 
 
 def test_a_submission_that_cannot_be_read_exits_1(course):

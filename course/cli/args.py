@@ -11,12 +11,12 @@ import os
 import re
 import stat
 
-from ..command import (add_cost_args, check_ops, costs_from_args, dumps, finite_float, number_list, output_file,
-                       positive_int, write_file)
+from ..command import (add_cost_args, check_finite, check_ops, costs_from_args, dumps, finite_float, number_list,
+                       output_file, positive_int, write_output)
 
 MAX_PLAN_FILE = 64 * 2 ** 20     # bytes; a plan file is text, one token per op (--force reads a bigger one)
 MAX_OP_NUMBER = 2 ** 31          # micro-batch and stage numbers stay below this (no override: they index arrays)
-_NUMBERS = re.compile(r"[FBWI](\d+)(?:\.s(\d+))?")
+_NUMBERS = re.compile(r"[FBWI]([0-9]+)(?:\.s([0-9]+))?")
 
 
 def add_schedule_args(parser, *, plan_file: bool = True) -> None:
@@ -49,10 +49,25 @@ def build_plan(args):
         raise ValueError("name a schedule (see `python -m course schedules`)")
     if args.p is None or args.m is None:
         raise ValueError(f"{args.schedule} needs -p P and -m M (positive integers)")
-    # F, B and W per micro-batch and stage; V schedules hold two stages per rank, interleaved ones v
-    ops = 3 * args.p * args.m * (args.v or 2) * getattr(args, "iterations", 1)
-    check_ops(f"{args.schedule} p={args.p} m={args.m}" + _times(args), ops, args.force)
+    ops = ops_per_rank_and_microbatch(args.schedule, args.v) * args.p * args.m * getattr(args, "iterations", 1)
+    check_ops(f"{args.schedule} p={args.p} m={args.m}" + _times(args), ops, args.force, args.p)
     return build(args.schedule, args.p, args.m, v=args.v)
+
+
+def ops_per_rank_and_microbatch(schedule: str, v: int | None) -> float:
+    """Ops (those inside F&B pairs counted one by one) per rank and micro-batch, read off the same schedule built
+    small (p=4, m=16: at least its large-m value for every schedule of the registry), or the bound 3 kinds (F, B,
+    W) x v chunks (V shapes: 2) when that small instance cannot be built."""
+    from ..plan import ops_of
+    from ..schedules import build
+
+    if v is None or v <= 8:
+        try:
+            probe = build(schedule, 4, 16, v=v)
+            return sum(len(ops_of(step)) for rank in probe.ranks for step in rank) / (4 * 16)
+        except ValueError:
+            pass
+    return 3 * (v or 2)
 
 
 def load_plan(args):
@@ -86,7 +101,7 @@ def load_plan(args):
     m = args.m or mb + 1
     lines = sum(1 for ln in text.splitlines() if ln.split("#", 1)[0].strip())
     check_ops(f"plan file {path!r} (m={m}" + _times(args) + ")", 3 * m * max(stage + 1, lines)
-              * getattr(args, "iterations", 1), args.force)
+              * getattr(args, "iterations", 1), args.force, lines)
     name = os.path.splitext(os.path.basename(path))[0]
     plan = Plan.parse(text, num_microbatches=args.m, name=name)
     if args.p is not None and args.p != plan.p:
@@ -115,6 +130,6 @@ def _times(args) -> str:
     return f" x {k} iterations" if k > 1 else ""
 
 
-__all__ = ["add_cost_args", "add_schedule_args", "build_plan", "check_ops", "costs_from_args", "dumps",
-           "finite_float", "load_plan", "number_list", "output_file", "plan_from_args", "positive_int", "write_file",
-           "MAX_PLAN_FILE", "MAX_OP_NUMBER"]
+__all__ = ["add_cost_args", "add_schedule_args", "build_plan", "check_finite", "check_ops", "costs_from_args",
+           "dumps", "finite_float", "load_plan", "number_list", "ops_per_rank_and_microbatch", "output_file",
+           "plan_from_args", "positive_int", "write_output", "MAX_PLAN_FILE", "MAX_OP_NUMBER"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .args import add_cost_args, add_schedule_args, costs_from_args, dumps, output_file, plan_from_args, write_file
+from .args import add_cost_args, add_schedule_args, costs_from_args, dumps, output_file, plan_from_args, write_output
 
 
 def add_parser(sub):
@@ -38,6 +38,6 @@ def run(args) -> int:
         from ..trace import chrome_trace
         saved = result.meta.get("saved_bytes")           # measured by the course engine only
         trace = chrome_trace(result.timeline, saved, "saved for backward (bytes)" if saved else None)
-        write_file(args.trace, dumps(trace).encode())
+        write_output(args.trace, dumps(trace).encode())
     print(dumps(result.to_json()) if args.json else result.report(args.ascii))
     return 0 if result.grad_ok else 1

@@ -6,7 +6,7 @@ import argparse
 import re
 from dataclasses import replace
 
-from .args import dumps, finite_float, output_file, positive_int, write_file
+from .args import dumps, finite_float, output_file, positive_int, write_output
 
 SHAPE_FLAGS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
@@ -46,6 +46,8 @@ def add_parser(sub):
     act.add_argument("--sp", action="store_true", help="sequence parallelism (needs --tp > 1)")
     act.add_argument("--recompute", choices=("none", "selective", "full"), default="none",
                      help="activation recomputation (default none)")
+    act.add_argument("--flash-attention", action="store_true", help="FlashAttention: no s x s attention scores "
+                     "kept, a per-row log-sum-exp instead (default: Korthikanti's eager attention)")
     act.add_argument("--dtype", choices=tuple(DTYPES), default="bf16", help="activation dtype (default bf16)")
     pipe = p.add_argument_group("pipeline and data parallelism")
     pipe.add_argument("--pp", type=positive_int, default=1, help="pipeline ranks (default 1)")
@@ -97,7 +99,8 @@ def model_from_args(args):
 def config_from_args(args):
     from ..memory import ActivationConfig
 
-    return ActivationConfig(args.seq, args.mbs, args.tp, args.sp, args.recompute, DTYPES[args.dtype])
+    return ActivationConfig(args.seq, args.mbs, args.tp, args.sp, args.recompute, DTYPES[args.dtype],
+                            args.flash_attention)
 
 
 def _gb(x: float) -> str:
@@ -122,7 +125,7 @@ def run(args) -> int:
     fits = [r.total <= args.gpu_mem for r in pm.ranks] if args.gpu_mem else None
     if args.trace:
         from ..trace import chrome_trace
-        write_file(args.trace, dumps(chrome_trace(pm.timeline, pm.curves())).encode())
+        write_output(args.trace, dumps(chrome_trace(pm.timeline, pm.curves())).encode())
     if args.json:
         out = pm.to_json()
         out["params"] = model.params()
@@ -134,7 +137,8 @@ def run(args) -> int:
         return 0
     par = f"tp {cfg.tp}{' + SP' if cfg.sp else ''}, dp {args.dp}{' (ZeRO-1)' if args.zero else ''}"
     print(f"{model.name} ({model.params() / 1e9:.1f}B params, {model.block} block): seq {cfg.seq}, mbs {cfg.mbs}, "
-          f"{par}, recompute {cfg.recompute}; {plan.name} p={plan.p} m={plan.m}"
+          f"{par}, recompute {cfg.recompute}{' + flash attention' if cfg.flash else ''}; {plan.name} "
+          f"p={plan.p} m={plan.m}"
           + (f" v={args.v}" if args.v else ""))
     print(f"activations per layer per micro-batch: {pm.activation_bytes_per_layer:,} bytes "
           f"({pm.activation_bytes_per_layer / 1e9:.3f} GB)")
@@ -154,7 +158,8 @@ def fit_rows(args, model) -> list[dict]:
         raise ValueError("--fit needs --gpus N, --gpu-mem SIZE (e.g. 80GB) and --global-batch SEQUENCES")
     return fit_layouts(model, args.gpus, args.gpu_mem, args.global_batch, args.seq, mbs=args.mbs,
                        flops_per_s=args.tflops * 1e12, zero=args.zero, w_mem=args.w_mem,
-                       dtype_bytes=DTYPES[args.dtype], tp_bw=_bytes_per_s(args.tp_bw), dp_bw=_bytes_per_s(args.dp_bw))
+                       dtype_bytes=DTYPES[args.dtype], tp_bw=_bytes_per_s(args.tp_bw), dp_bw=_bytes_per_s(args.dp_bw),
+                       flash=args.flash_attention)
 
 
 def _bytes_per_s(gb_per_s: float | None) -> float | None:

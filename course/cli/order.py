@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .args import add_cost_args, check_ops, costs_from_args, dumps, number_list, positive_int
+from .args import (add_cost_args, check_finite, check_ops, costs_from_args, dumps, number_list,
+                   ops_per_rank_and_microbatch, positive_int)
 
 
 def add_parser(sub):
@@ -26,9 +27,11 @@ def run(args) -> int:
     from ..ordering import order_microbatches
 
     scales = args.costs if isinstance(args.costs, list) else [args.costs]
-    check_ops(f"order p={args.p} m={len(scales)}", 3 * args.p * len(scales), args.force)
+    per_pair = ops_per_rank_and_microbatch("gpipe" if args.schedule == "forward" else args.schedule, None)
+    check_ops(f"order p={args.p} m={len(scales)}", per_pair * args.p * len(scales), args.force, args.p)
     result = order_microbatches(scales, args.p, policy=args.policy, schedule=args.schedule,
                                 costs=costs_from_args(args))
+    check_finite(result.makespan, "the makespan")
     if args.json:
         print(dumps(result.to_json()))
         return 0

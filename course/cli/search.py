@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .args import (add_cost_args, costs_from_args, dumps, finite_float, number_list, output_file, positive_int,
-                   write_file)
+                   write_output)
 
 
 DESCRIPTION = """\
@@ -58,7 +58,7 @@ def run(args) -> int:
     result = search(args.p, args.m, costs, args.max_activations, exact_method=args.exact,
                     time_limit=args.time_limit, workers=args.workers)
     if args.plan_out:
-        write_file(args.plan_out, (result.plan.format() + "\n").encode())
+        write_output(args.plan_out, (result.plan.format() + "\n").encode())
     if args.json:
         print(dumps(result.to_json()))
         return 0
@@ -67,6 +67,4 @@ def run(args) -> int:
     print(f"{result.method}: p={args.p} m={args.m} makespan {result.makespan:g}, lower bound "
           f"{result.lower_bound:g} ({proof}), peak activations {[round(x, 4) for x in result.peak_activations]}, "
           f"{result.seconds:.2f} s")
-    if args.plan_out:
-        print(f"wrote {args.plan_out}")
     return 0

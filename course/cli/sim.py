@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
-from .args import (add_cost_args, add_schedule_args, costs_from_args, dumps, output_file, plan_from_args,
-                   positive_int, write_file)
+from .args import (add_cost_args, add_schedule_args, check_finite, costs_from_args, dumps, output_file,
+                   plan_from_args, positive_int, write_output)
 
 
 def add_parser(sub):
@@ -41,11 +39,10 @@ def _run(args) -> int:
     costs = costs_from_args(args, plan)
     runs = simulate_iterations(plan, costs, args.iterations, sync=not args.no_sync)
     tl = runs.timeline
-    if not math.isfinite(tl.makespan):
-        raise ValueError(f"costs too large: the makespan overflows to {tl.makespan} (give costs whose sum is finite)")
+    check_finite(tl.makespan, "the makespan")
     if args.trace:
         from ..trace import chrome_trace
-        write_file(args.trace, dumps(chrome_trace(tl)).encode())
+        write_output(args.trace, dumps(chrome_trace(tl)).encode())
     if args.json:
         print(dumps({"schedule": args.schedule or args.plan, "p": plan.p, "m": plan.m,
                      "v": args.v or max(len(s) for s in plan.placement),
@@ -59,8 +56,7 @@ def _run(args) -> int:
         from ..plots import compare
         png = io.BytesIO()       # rendered first, written in one call: matplotlib hides a full disk on close
         compare([tl], memory_too=True).savefig(png, format="png", dpi=120)
-        write_file(args.png, png.getvalue())
-        print(f"wrote {args.png}")
+        write_output(args.png, png.getvalue())
     elif args.ascii:
         from ..plots import ascii_timeline
         print(ascii_timeline(tl))

@@ -61,14 +61,17 @@ def _free_port() -> int:
 
 
 class Lab:
-    """A running JupyterLab server: its URL, token, notebook folder and log."""
+    """A running JupyterLab server: its URL, token, notebook folder and log.
 
-    def __init__(self, root: Path, state: Path):
+    ``command`` starts it another way than plain ``jupyterlab`` on ``root`` (e.g. ``python -m course.lab``, which
+    configures the root itself); the address, the token and the private per-user folders are the same."""
+
+    def __init__(self, root: Path, state: Path, command: list[str] | None = None, env: dict | None = None):
         self.root, self.state = root, state
         self.port, self.token = _free_port(), secrets.token_hex(16)
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = state / "jupyterlab.log"
-        env = dict(os.environ)
+        env = {**os.environ, **(env or {})}
         for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                          ("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTERLAB_SETTINGS_DIR", "settings"),
                          ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"), ("IPYTHONDIR", "ipython")]:
@@ -79,23 +82,27 @@ class Lab:
             path = state / "settings" / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
-        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
-               f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root}",
-               "--ServerApp.allow_root=True",   # CI runs as root
-               "--LabApp.news_url=None",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               "--LabApp.extension_manager=readonly",   # the default one queries pypi.org
-               "--LabApp.expose_app_in_browser=True"]   # window.jupyterapp: read cell outputs from the model
+        address = ["--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+                   "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+                   "--LabApp.extension_manager=readonly"]   # the default one queries pypi.org
+        cmd = [*command, *address] if command else [
+            sys.executable, "-m", "jupyterlab", *address, f"--ServerApp.root_dir={root}",
+            "--ServerApp.allow_root=True",   # CI runs as root
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.expose_app_in_browser=True"]   # window.jupyterapp: read cell outputs from the model
         self._log_file = open(self.log, "wb")
         self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=self._log_file, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         self._wait_ready(timeout=60)
 
-    def api(self, path: str, method: str = "GET"):
-        req = urllib.request.Request(f"{self.url}{path}", method=method,
-                                     headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(req, timeout=10) as r:
+    def api(self, path: str, method: str = "GET", body=None):
+        """Call the server's REST API; ``body`` is sent as JSON.  An HTTP error raises urllib's HTTPError."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"{self.url}{path}", method=method, data=data,
+                                     headers={"Authorization": f"token {self.token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
             body = r.read()
         return json.loads(body) if body else None
 
