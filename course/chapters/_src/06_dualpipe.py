@@ -83,19 +83,11 @@ from course.claims import Sweep, claim, reveal, sweep
 from course.costs import Costs
 from course.schedules import build
 from course.sim import simulate
-from course.sim_compiled import CompiledPlan
+from course.sim_compiled import CompiledPlan, compiled    # compiled(name, p, m): built once, simulated many times
 from course.widgets import explore
 
 text = open_chapter("06_dualpipe")
 EPS = 1e-9
-_compiled = {}
-
-
-def compiled(name, p, m):
-    """A schedule's plan, checked and laid out once: the sweeps below simulate it under many costs."""
-    if (name, p, m) not in _compiled:
-        _compiled[name, p, m] = CompiledPlan(build(name, p, m))
-    return _compiled[name, p, m]
 
 
 def close(a, b):
@@ -106,14 +98,14 @@ def rounded(xs):
     return [round(x, 3) for x in xs]
 
 # %% [markdown] zbv
-# ~~ zh dbb4572c
+# ~~ zh 803f7878
 # ## 1. ZB-V：只用 1F1B 的显存做到零空闲
 #
-# ZB-V 来自 Zero Bubble 论文（Qi 等人 2024）。先看放置。`placement[r]` 是 rank $r$ 持有的 chunk，`routes[0]` 是一个 micro-batch 前向经过的 chunk 顺序：
-# ~~ en b67342ad
+# ZB-V 来自 Zero Bubble 论文（Qi 等人，ICLR 2024，arXiv:2401.10241 第 6 节）。先看放置。`placement[r]` 是 rank $r$ 持有的 chunk，`routes[0]` 是一个 micro-batch 前向经过的 chunk 顺序：
+# ~~ en e4105f99
 # ## 1. ZB-V: no idle time on 1F1B's memory
 #
-# ZB-V comes from the Zero Bubble paper (Qi et al. 2024). Look at the placement first: `placement[r]` lists the chunks rank $r$ holds, and `routes[0]` the chunks a micro-batch's forward passes, in order:
+# ZB-V comes from the Zero Bubble paper (Qi et al., ICLR 2024, arXiv:2401.10241, section 6). Look at the placement first: `placement[r]` lists the chunks rank $r$ holds, and `routes[0]` the chunks a micro-batch's forward passes, in order:
 
 # %% [text] zbv-placement
 # ~~ zh afbbc21d
@@ -1003,10 +995,10 @@ md(reveal(guess_whole, equal_rule["every undeferred backward whole"],
 # |---|---|---|---|---|
 
 # %% [text] cases-verdict
-# ~~ zh 0fac3790
-# 前两行（$F = B$、$W = 0$，`overlap` 为 1 或 0.7）公式与模拟一致，后三行不一致。规律是：$F = B$ 且 $W = 0$ 时（无论 `overlap` 多少）两者相同；$W > 0$ 时模拟更小，原因就是上面说的 $\mathrm{{d}}X$ 放出时机；$F \ne B$ 时公式本身只是近似，偏大偏小都有：$F = 2B$ 时公式 {f2b_pub:g}、模拟 {f2b_sim:g}（公式偏小），$B = 2F$ 时公式 {b2f_pub:g}、模拟 {b2f_sim:g}（公式偏大）。在 {checked} 个 $W = 0$、$F \ne B$ 的点上（DualPipe 取 $p$ 4..8，DualPipeV 取 $p$ 2..8，$m$ 取 $2p$..$2p+8$，F、B 各取 0.5..2，`overlap` 取 0.5..1），公式没有一次等于模拟，比模拟大的有 {above} 个、小的有 {below} 个。它是按 DeepSeek 示意图里等宽的格子推出来的。
-# ~~ en 10fff5fb
-# The formula and the simulation agree on the first two rows ($F = B$, $W = 0$, with `overlap` 1 or 0.7) and disagree on the other three. The pattern: with $F = B$ and $W = 0$ (whatever `overlap` is) they are the same; with $W > 0$ the simulation is smaller, for the reason above, when $\mathrm{{d}}X$ leaves; with $F \ne B$ the formula itself is only an approximation, off in both directions: at $F = 2B$ it gives {f2b_pub:g} where the simulation gives {f2b_sim:g} (too low), at $B = 2F$ {b2f_pub:g} where the simulation gives {b2f_sim:g} (too high). At {checked} points with $W = 0$ and $F \ne B$ (DualPipe at $p$ from 4 to 8, DualPipeV at $p$ from 2 to 8, $m$ from $2p$ to $2p+8$, F and B each from 0.5 to 2, `overlap` from 0.5 to 1) the formula never once equals the simulation; it is above it at {above} points and below at {below}. It was derived from the equal-width cells of DeepSeek's figure.
+# ~~ zh 38d2dd40
+# 前两行（$F = B$、$W = 0$，`overlap` 为 1 或 0.7）公式与模拟一致，后三行不一致。规律是：$F = B$ 且 $W = 0$ 时（无论 `overlap` 多少）两者相同；$W > 0$（且 `overlap` > 0.5）时模拟更小，原因就是上面说的 $\mathrm{{d}}X$ 放出时机；$F \ne B$ 时公式本身只是近似，偏大偏小都有：$F = 2B$ 时公式 {f2b_pub:g}、模拟 {f2b_sim:g}（公式偏小），$B = 2F$ 时公式 {b2f_pub:g}、模拟 {b2f_sim:g}（公式偏大）。在 {checked} 个 $W = 0$、$F \ne B$ 的点上（DualPipe 取 $p$ 4..8，DualPipeV 取 $p$ 2..8，$m$ 取 $2p$..$2p+8$，F、B 各取 0.5..2，`overlap` 取 0.5..1），公式没有一次等于模拟，比模拟大的有 {above} 个、小的有 {below} 个。它是按 DeepSeek 示意图里等宽的格子推出来的。
+# ~~ en 521363d5
+# The formula and the simulation agree on the first two rows ($F = B$, $W = 0$, with `overlap` 1 or 0.7) and disagree on the other three. The pattern: with $F = B$ and $W = 0$ (whatever `overlap` is) they are the same; with $W > 0$ (and `overlap` > 0.5) the simulation is smaller, for the reason above, when $\mathrm{{d}}X$ leaves; with $F \ne B$ the formula itself is only an approximation, off in both directions: at $F = 2B$ it gives {f2b_pub:g} where the simulation gives {f2b_sim:g} (too low), at $B = 2F$ {b2f_pub:g} where the simulation gives {b2f_sim:g} (too high). At {checked} points with $W = 0$ and $F \ne B$ (DualPipe at $p$ from 4 to 8, DualPipeV at $p$ from 2 to 8, $m$ from $2p$ to $2p+8$, F and B each from 0.5 to 2, `overlap` from 0.5 to 1) the formula never once equals the simulation; it is above it at {above} points and below at {below}. It was derived from the equal-width cells of DeepSeek's figure.
 
 # %%
 cases = {
@@ -1047,18 +1039,18 @@ md(claim(list(verdict.values()) == [True, True, False, False, False] and f2b[0] 
          verdict=verdict, published_vs_sim=published_vs_sim, **uneven_sweep.figures()))
 
 # %% [markdown] conclusion
-# ~~ zh 753491ee
+# ~~ zh 0fb685c2
 # 结论：表格的参数和激活两列在它的假设下完全可复现；bubble 一列在"F&B 里的反向整块执行"的规则下、$F=B=W$ 或 $W=0$ 的等宽格子里精确成立。
-# 当 W 可以从反向里拆出来单独排（正是上一章零 bubble 的前提），同样的 DualPipe 顺序 bubble 更小；DeepSeek 代码里其余没推迟 W 的反向
+# 当 W 可以从反向里拆出来单独排（正是上一章零 bubble 的前提），同样的 DualPipe 顺序 bubble 更小（`overlap` > 0.5 时）；DeepSeek 代码里其余没推迟 W 的反向
 # 也是整块，rank 够多时实际的 bubble 比公式大。引用这张表时要带上它的假设。
 #
 # ## 6. 自己动手
 #
 # 选调度、rank 数（偶数）、micro-batch 数（`m_per_2p`：$m = 2p \times$ 它）和重叠系数。留意：`overlap` 只影响有 F&B 步的 DualPipe 和 DualPipeV；
 # ZB-V 的激活峰值不随 $m$ 增长，DualPipe 的峰值始终是 $p+1$。
-# ~~ en b62d1953
+# ~~ en 82a505a3
 # The upshot: under its assumptions the table's parameter and activation columns reproduce exactly; its bubble column holds exactly for the rule "the backward inside F&B runs as one block", on equal-width cells with $F=B=W$ or $W=0$.
-# When W can be split off the backward and scheduled on its own (last chapter's premise for zero bubble), the same DualPipe order has less bubble; in DeepSeek's code every other backward that does not defer its W
+# When W can be split off the backward and scheduled on its own (last chapter's premise for zero bubble), the same DualPipe order has less bubble (with `overlap` > 0.5); in DeepSeek's code every other backward that does not defer its W
 # is one block too, and with enough ranks the real bubble is larger than the formula. Quote the table together with its assumptions.
 #
 # ## 6. Try it yourself
@@ -1120,7 +1112,7 @@ md(reveal(answer_overlap, max(beats) if beats else None,
                 beats=beats, v_spans=v_spans, **task_sweep.figures())))
 
 # %% [markdown] summary
-# ~~ zh 4c408ecf
+# ~~ zh 5867950e
 # ## 怎么讲清楚
 #
 # - **ZB-V**：$2p$ 个半 stage 的 chunk 按 V 形放置（rank $r$ 持有 $r$ 和 $2p-1-r$），转折处在本 rank 上接着算；
@@ -1133,7 +1125,7 @@ md(reveal(answer_overlap, max(beats) if beats else None,
 #   在 1F1B 量级的显存下配对，并把灌满和排空减半。
 # - **DualPipeV**：同样的顺序折成 V 形，一份参数，激活峰值 $p + 1/2$。
 # - **表格**：参数、激活两列在"均匀 stage、零延迟"的假设下由模拟精确复现；bubble $(PP/2-1)(F\&B+B-3W)$ 对应 F&B 里的反向整块执行
-#   （$\mathrm{d}W$ 算完才放出 $\mathrm{d}X$），$F=B=W$ 或 $W=0$ 时重放结果与它完全相同；W 拆开单独排时，同样的顺序 bubble 更小；
+#   （$\mathrm{d}W$ 算完才放出 $\mathrm{d}X$），$F=B=W$ 或 $W=0$ 时重放结果与它完全相同；W 拆开单独排时，同样的顺序 bubble 更小（`overlap` > 0.5）；
 #   DeepSeek 代码里其余没推迟的反向也是整块，rank 够多时 bubble 更大；$F \ne B$ 时公式只是近似。
 #
 # ## 练习
@@ -1149,7 +1141,7 @@ md(reveal(answer_overlap, max(beats) if beats else None,
 # python practice/judge.py start dualpipev-from-dualpipe
 # python practice/judge.py start fb-overlap-order
 # ```
-# ~~ en b14c8496
+# ~~ en f53bfbf0
 # ## How to explain it
 #
 # - **ZB-V**: $2p$ half-stage chunks in a V (rank $r$ holds $r$ and $2p-1-r$), the turn computed on the same rank;
@@ -1162,7 +1154,7 @@ md(reveal(answer_overlap, max(beats) if beats else None,
 #   so it pairs at 1F1B-sized memory and halves the fill and the drain.
 # - **DualPipeV**: the same order folded into a V, one copy of the parameters, an activation peak of $p + 1/2$.
 # - **The table**: its parameter and activation columns reproduce exactly under "uniform stages, zero latency"; the bubble $(PP/2-1)(F\&B+B-3W)$ corresponds to the backward inside F&B running as one block
-#   ($\mathrm{d}X$ released only after $\mathrm{d}W$), and re-timing gives exactly that at $F=B=W$ or $W=0$; with W split off and scheduled on its own the same order has less bubble;
+#   ($\mathrm{d}X$ released only after $\mathrm{d}W$), and re-timing gives exactly that at $F=B=W$ or $W=0$; with W split off and scheduled on its own the same order has less bubble (`overlap` > 0.5);
 #   in DeepSeek's code every other undeferred backward is one block too, and with enough ranks the bubble is larger; with $F \ne B$ the formula is an approximation.
 #
 # ## Exercises
