@@ -10,13 +10,8 @@ def v_placement(p, v=2):
 
 
 def p2p_hops(placement):
-    owner = {}
-    for r, stages in enumerate(placement):
-        for s in stages:
-            if type(s) is not int or s in owner:
-                raise ValueError(f"stage {s!r} is not an int or is placed twice")
-            owner[s] = r
-    if sorted(owner) != list(range(len(owner))):
-        raise ValueError("stages must be 0..S-1, each once")
-    path = [owner[s] for s in range(len(owner))]
+    owner = {s: r for r, stages in enumerate(placement) for s in stages}          # the chapter's rank_of_stage()
+    if sorted(owner) != list(range(sum(map(len, placement)))):
+        raise ValueError("each stage 0..S-1 exactly once")
+    path = [owner[s] for s in sorted(owner)]                                      # the chapter's forward path
     return sum(a != b for a, b in zip(path, path[1:]))
