@@ -98,14 +98,14 @@ def rounded(xs):
     return [round(x, 3) for x in xs]
 
 # %% [markdown] zbv
-# ~~ zh 803f7878
+# ~~ zh d51cc791
 # ## 1. ZB-V：只用 1F1B 的显存做到零空闲
 #
-# ZB-V 来自 Zero Bubble 论文（Qi 等人，ICLR 2024，arXiv:2401.10241 第 6 节）。先看放置。`placement[r]` 是 rank $r$ 持有的 chunk，`routes[0]` 是一个 micro-batch 前向经过的 chunk 顺序：
-# ~~ en e4105f99
+# ZB-V 来自 Zero Bubble 论文（Qi 等人 2024，第 6 节）。先看放置。`placement[r]` 是 rank $r$ 持有的 chunk，`routes[0]` 是一个 micro-batch 前向经过的 chunk 顺序：
+# ~~ en 65a77511
 # ## 1. ZB-V: no idle time on 1F1B's memory
 #
-# ZB-V comes from the Zero Bubble paper (Qi et al., ICLR 2024, arXiv:2401.10241, section 6). Look at the placement first: `placement[r]` lists the chunks rank $r$ holds, and `routes[0]` the chunks a micro-batch's forward passes, in order:
+# ZB-V comes from the Zero Bubble paper (Qi et al. 2024, section 6). Look at the placement first: `placement[r]` lists the chunks rank $r$ holds, and `routes[0]` the chunks a micro-batch's forward passes, in order:
 
 # %% [text] zbv-placement
 # ~~ zh afbbc21d
@@ -189,8 +189,8 @@ md(text("zbv-result", p=p, m=m, makespan=tl_zbv.makespan, idle=rounded(tl_zbv.id
                  peaks=tl_zbv.peak_activations, **zbv_zero.figures(), **{f"peak_{k}": v for k, v in zbv_peak.figures().items()}))
 
 # %% [markdown] v-family
-# ~~ zh 206fd265
-# 同样的 V 形放置也是第 5 章 §6 里 V-Min、V-Half、V-ZB（Qi 等人，*Pipeline Parallelism with Controllable Memory*，2024）用的放置：那里用 building block 的 lifespan 推出它们各用 1F1B 激活显存的约 1/3、1/2 和 1 倍，见[第 5 章](05_zero_bubble.ipynb)。本章不再重复，只用 ZB-V 作为 V 形放置的代表。
+# ~~ zh d038b175
+# 同样的 V 形放置也是第 5 章 §6 里 V-Min、V-Half、V-ZB（Qi 等人 2024 的可控显存论文）用的放置：那里用 building block 的 lifespan 推出它们各用 1F1B 激活显存的约 1/3、1/2 和 1 倍，见[第 5 章](05_zero_bubble.ipynb)。本章不再重复，只用 ZB-V 作为 V 形放置的代表。
 #
 # PyTorch 的 `ScheduleZBVZeroBubble` 实现的也是 ZB-V。把它排出的顺序翻译成 `Plan`（`course.torch_bridge`，不建进程组）对照一下：
 # ~~ en d9413ef1
