@@ -18,6 +18,7 @@ first one, so a malformed plan is reported as malformed, never as a deadlock.
 from __future__ import annotations
 
 from collections import deque
+from functools import lru_cache
 from itertools import count, repeat
 from numbers import Integral
 from operator import add, itemgetter, le, mul
@@ -189,6 +190,14 @@ class CompiledPlan:
             stopped.append(at)
         done = {op for steps, at in zip(plan.ranks, stopped) for st in steps[:at] for op in ops_of(st)}
         return deadlock_report(plan, stopped, done)
+
+
+@lru_cache(maxsize=256)
+def compiled(name: str, p: int, m: int) -> CompiledPlan:
+    """``CompiledPlan(build(name, p, m))``, built once and kept: a sweep simulates the same plans under many Costs."""
+    from .schedules import build        # here: importing the simulator must not load every schedule
+
+    return CompiledPlan(build(name, p, m))
 
 
 def _run(dep: list[int], delay: list[float], dur: list[float], lo: list[int], hi: list[int], P: int):

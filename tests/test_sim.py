@@ -10,6 +10,7 @@ from course.costs import Costs
 from course.plan import Op, Overlap, Plan, PlanError, ops_of
 from course.schedules import REGISTRY, build
 from course.sim import DeadlockError, simulate
+from course import sim_compiled
 from course.sim_compiled import CompiledPlan
 
 TEXTBOOK = Costs(f=1, b=1, w=1)          # full backward = b + w = 2 = 2F, the seed chapter's setting
@@ -425,3 +426,13 @@ def test_the_chapters_library_runs_without_numpy_matplotlib_torch_or_ortools():
     run = stdlib_path.run(BROWSER_LIKE)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["10.29", "4.0", "3", "heuristic", "153.0", "144.0", "1", "True", "svg", "True"]
+
+
+def test_compiled_builds_a_schedule_once_and_simulates_like_the_plain_simulator():
+    costs = Costs(f=1, b=2, w=0.5, overlap=0.7)
+    assert sim_compiled.compiled("dualpipev", 4, 8) is sim_compiled.compiled("dualpipev", 4, 8)
+    assert sim_compiled.compiled("dualpipev", 4, 8) is not sim_compiled.compiled("dualpipev", 4, 10)
+    got, want = sim_compiled.compiled("dualpipev", 4, 8).simulate(costs), simulate(build("dualpipev", 4, 8), costs)
+    assert (got.starts, got.ends, got.peak_activations) == (want.starts, want.ends, want.peak_activations)
+    with pytest.raises(ValueError, match="unknown schedule"):
+        sim_compiled.compiled("no-such-schedule", 4, 8)

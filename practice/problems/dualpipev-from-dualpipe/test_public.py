@@ -1,4 +1,5 @@
 from course.checks import assert_equal, assert_not_using, assert_raises
+from course.i18n import tr
 
 from submission import dualpipev_from_dualpipe
 
@@ -10,10 +11,11 @@ DUALPIPE_2_4 = [
 
 
 def test_the_unfolded_shape_is_rejected():
-    assert_raises(ValueError, dualpipev_from_dualpipe, [["F0"]], hint="DualPipe 的 rank 数是偶数")
+    assert_raises(ValueError, dualpipev_from_dualpipe, [["F0"]],
+                  hint=tr("DualPipe 的 rank 数是偶数", "DualPipe has an even number of ranks"))
     assert_not_using(dualpipev_from_dualpipe, "course.schedules")
 
 
 def test_one_rank_from_two():
     got = dualpipev_from_dualpipe(DUALPIPE_2_4)
-    assert_equal(len(got), 1, "DualPipe p=2 对折以后的 rank 数")
+    assert_equal(len(got), 1, tr("DualPipe p=2 对折以后的 rank 数", "the number of ranks of DualPipe p=2 folded"))

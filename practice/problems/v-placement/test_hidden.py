@@ -1,6 +1,7 @@
 import random
 
 from course.checks import assert_equal, assert_not_using, assert_raises, fresh_seed
+from course.i18n import tr
 from course.plan import Plan
 
 from submission import p2p_hops, v_placement
@@ -16,7 +17,8 @@ def expected(p, v):
 
 def test_edge_cases():
     assert_equal(v_placement(1), [[0, 1]], "v_placement(1)")
-    assert_equal(p2p_hops(v_placement(1)), 0, "p2p_hops(v_placement(1))", "只有一个 rank 时没有跨 rank 的通信")
+    assert_equal(p2p_hops(v_placement(1)), 0, "p2p_hops(v_placement(1))",
+                 tr("只有一个 rank 时没有跨 rank 的通信", "with one rank nothing crosses ranks"))
     assert_equal(v_placement(3, 1), [[0], [1], [2]], "v_placement(3, 1)")
     assert_equal(v_placement(2, 3), [[0, 3, 4], [1, 2, 5]], "v_placement(2, 3)")
     assert_equal(p2p_hops([[0]]), 0, "p2p_hops([[0]])")
@@ -40,10 +42,11 @@ def test_random_sizes():
         assert_equal(p2p_hops(placement), hops, f"p2p_hops(v_placement({p}, {v})) (seed={seed})")
         # the placement is one the course's plans accept: each stage on one rank
         assert_equal(sorted(Plan([[] for _ in range(p)], 1, placement).rank_of_stage()), list(range(p * v)),
-                     "stages")
+                     tr(f"v_placement({p}, {v}) 里的 stage", f"the stages of v_placement({p}, {v})"))
         shuffled = [list(r) for r in placement]
         rng.shuffle(shuffled)
         assert_equal(p2p_hops(shuffled), hops, f"p2p_hops(ranks in another order) (seed={seed})",
-                     "rank 的编号顺序不影响跨 rank 的次数")
+                     tr("rank 的编号顺序不影响跨 rank 的次数",
+                        "the order of the ranks does not change how often a step crosses ranks"))
     assert_not_using(v_placement, "course")
     assert_not_using(p2p_hops, "course")
