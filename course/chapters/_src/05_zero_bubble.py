@@ -1527,12 +1527,12 @@ md(claim(never_worse, text("same-memory-never-worse"), rows=cmp_rows)
    + "\n\n" + claim(v_wins, text("same-memory-placement"), rows=cmp_rows))
 
 # %% [markdown] published
-# ~~ zh 0837db54
+# ~~ zh c45a7579
 # ### 与发表的结果对照
 #
 # 一个调度器好不好，最终要拿别人发表的数字来检验。下面三张表都由 `course.papers` 当场算出（`benchmarks/bench_papers.py` 打印同样的表并写明出处）：
 #
-# 1. Zero Bubble 论文（Qi 等人，ICLR 2024）的表 5：用论文实测的 F、B、W 和通信时间，在本课程的模拟器里重算 1F1B、ZB-H1、ZB-H2 和论文的自动调度器（显存 $2p$ 时叫 ZB-2p）的 bubble，旁边是搜索在 ZB-H1、ZB-H2 各自显存下找到的计划；
+# 1. Zero Bubble 论文（Qi 等人，ICLR 2024）的表 5：用论文实测的 F、B、W 和通信时间，在本课程的模拟器里重新算出 1F1B、ZB-H1、ZB-H2 和论文的自动调度器（显存 $2p$ 时叫 ZB-2p）的 bubble，旁边是搜索在 ZB-H1、ZB-H2 各自显存下找到的计划；
 # 2. 可控显存论文（Qi 等人，NeurIPS 2024）的 V-Min、V-Half、V-ZB：发表的 bubble 和显存，与我们的 block 和同样显存下 CP-SAT 证明出来的最好计划；
 # 3. DeepSeek-V3 技术报告表 2 里 ZB1P 的 bubble 公式 $(p-1)(F+B-W)$（在 1F1B 的显存下），与 CP-SAT 证明出来的最优对照。
 #
