@@ -1,5 +1,5 @@
 # %% [markdown] intro
-# ~~ zh 31d4fe33
+# ~~ zh 42a7e429
 # # 第 4 章　交错式 1F1B：用虚拟 stage 把 bubble 除以 v
 #
 # 前几章里，1F1B 的 bubble 占比是 $(p-1)/(m+p-1)$：要么加大 micro-batch 数 $m$（受全局 batch 和小矩阵效率限制），要么只能接受。
@@ -26,12 +26,12 @@
 # 4. Megatron 的经典顺序要求 $m$ 是 $p$ 的倍数：rank 按 $p$ 个 micro-batch 一组在自己的各个 chunk 之间轮转（本库的 `interleaved`）。
 #    这不是交错调度本身的限制：torch 的 `ScheduleInterleaved1F1B` 把组大小放宽为 $m / \max(1, \lfloor m/p \rfloor)$，
 #    只要求 $m$ 能被轮数 $\max(1, \lfloor m/p \rfloor)$ 整除（$p=4$ 时 $m=3$、$m=10$ 都行；本库的 `interleaved-flex`）。组比 $p$ 大时，预热要多存激活。
-# 5. 不是。点对点消息约 $\times v$：灌满和排空路上的 $2(vp-1)$ 次传输每次都付延迟 $c$，所以从 $v$ 加到 $v+1$ 只在
+# 5. 不是。点对点消息约 $\times v$：延迟 $c$ 不超过一个 chunk 上较短的操作时，灌满和排空路上的 $2(vp-1)$ 次传输每次都付它，所以从 $v$ 加到 $v+1$ 只在
 #    $v(v+1) < (p-1)(F+B)/(2pc)$ 时划算（第 7 节）；每个 chunk 更小，矩阵乘效率下降；层数要能被 $vp$ 整除。
 #    激活显存反而不是理由：rank 0 的峰值是 $p + (p-1)/v$ 份，比 1F1B 多的 $(p-1)/v$ 随 $v$ 增大而变小。
 #
 # </details>
-# ~~ en 78be0d8d
+# ~~ en ebf0607c
 # # Chapter 4. Interleaved 1F1B: virtual stages divide the bubble by v
 #
 # In the chapters so far, 1F1B's bubble fraction is $(p-1)/(m+p-1)$: either we raise the number of micro-batches $m$ (limited by the global batch and by the efficiency of small matrix products), or we live with it.
@@ -57,7 +57,7 @@
 # 4. Megatron's classic order needs $m$ to be a multiple of $p$: a rank rotates micro-batches through its chunks in groups of $p$ (the library's `interleaved`).
 #    That is not a limit of interleaving as such: torch's `ScheduleInterleaved1F1B` relaxes the group size to $m / \max(1, \lfloor m/p \rfloor)$
 #    and only needs $m$ to be a multiple of the number of rounds $\max(1, \lfloor m/p \rfloor)$ ($p=4$ accepts $m=3$ and $m=10$; the library's `interleaved-flex`). A group larger than $p$ means more activations stored during the warm-up.
-# 5. No. There are about $v$ times as many point-to-point messages: each of the $2(vp-1)$ transfers on the way in and out of the pipeline pays the latency $c$, so going from $v$ to $v+1$ pays off only while
+# 5. No. There are about $v$ times as many point-to-point messages: as long as the latency $c$ is at most one chunk's shorter operation, each of the $2(vp-1)$ transfers on the way in and out of the pipeline pays it, so going from $v$ to $v+1$ pays off only while
 #    $v(v+1) < (p-1)(F+B)/(2pc)$ (section 7). Each chunk is smaller, so the matrix products run less efficiently. And the number of layers must be a multiple of $vp$.
 #    Activation memory, on the other hand, is no reason: rank 0 peaks at $p + (p-1)/v$ micro-batches, and the $(p-1)/v$ above 1F1B shrinks as $v$ grows.
 #
@@ -578,22 +578,22 @@ md(claim(torch_sw.holds and flex_sw.holds and flex_same and all(flex_same) and f
          same=flex_same, peaks=flex_peak, torch=torch_sw.figures(), **flex_sw.figures()))
 
 # %% [markdown] widget-intro
-# ~~ zh 102461aa
+# ~~ zh 3563d4b8
 # 另外两条整除约束在库外面：模型的层数要能被 $vp$ 整除（否则 chunk 不等长，负载不均衡），
 # 全局 batch 要能切成 $m$ 个等大的 micro-batch。
 #
 # ## 7. 自己动手：拖动 $v$
 #
 # 上面是 1F1B，下面是同样 $p$、$m$、延迟下的交错调度。`m_per_p` 是 $m/p$（保证整除）。
-# 留意：$v$ 增大时灌满的斜坡变陡；`comm` 增大时，$v$ 大的那张图先被拉长。
-# ~~ en d2e46d57
+# 留意：$v$ 增大时灌满的斜坡变陡；`comm` 增大时，$v$ 越大，下面那张图拉长得越快（每多切一次，灌满和排空各多 $p$ 次传输）。
+# ~~ en f9815575
 # Two more divisibility constraints live outside the library: the number of layers must be a multiple of $vp$ (otherwise the chunks differ in length and the load is uneven),
 # and the global batch must split into $m$ equal micro-batches.
 #
 # ## 7. Try it: drag $v$
 #
 # On top is 1F1B, below it the interleaved schedule with the same $p$, $m$ and latency. `m_per_p` is $m/p$ (which keeps $m$ a multiple of $p$).
-# Watch the ramp of the fill steepen as $v$ grows, and the chart with the larger $v$ stretch first as `comm` grows.
+# Watch the ramp of the fill steepen as $v$ grows; as `comm` grows, the lower chart stretches the faster the larger $v$ is (every extra cut adds $p$ transfers to the fill and $p$ to the drain).
 
 # %%
 def interleaved_vs_1f1b(fig, p, m_per_p, v, comm):
@@ -808,7 +808,7 @@ fig.tight_layout()
 figure.show()
 
 # %% [markdown] summary
-# ~~ zh 03a40958
+# ~~ zh 5b5c5c23
 # ## 怎么讲清楚
 #
 # - 交错调度把模型切成 $vp$ 个 chunk，rank $r$ 持有第 $r, r+p, \dots$ 个；micro-batch 在 rank 之间绕 $v$ 圈。
@@ -818,7 +818,7 @@ figure.show()
 #   从 $v$ 加到 $v+1$ 只在 $v(v+1) < (p-1)(F+B)/(2pc)$ 时划算，最好的 $v$ 约为 $\sqrt{(p-1)(F+B)/(2pc)}$，延迟越大越小，与 $m$ 无关。层数必须能被 $vp$ 整除。
 # - 代价二，激活：rank $r$ 的峰值 $p + (p-1-2r)/v$ 份，rank 0 比 1F1B 多 $(p-1)/v$，$v$ 越大多得越少。
 # - 整除：Megatron 的经典顺序要 $m$ 是 $p$ 的倍数；torch 的 `ScheduleInterleaved1F1B`（本库 `interleaved-flex`）只要 $m$ 能被轮数 $\max(1,\lfloor m/p\rfloor)$ 整除，组变大时多存激活。
-# - 深度优先（Megatron、torch）与广度优先（`ScheduleLoopedBFS`）：不计延迟时一样快；广度优先只付 $2(p-1)c$ 的延迟，却每个 rank 存 $m$ 份激活。
+# - 深度优先（Megatron、torch）与广度优先（`ScheduleLoopedBFS`）：$m \ge 2p$ 时，不计延迟一样快；广度优先只付 $2(p-1)c$ 的延迟，却每个 rank 存 $m$ 份激活。
 # - 模拟和真跑用的是同一个 `Plan`：梯度逐个与单进程对齐，测得的时间线可以和模拟对照；torch 排出的顺序也能翻译成同一种 `Plan`，逐个算子比较。
 #
 # ## 练习
@@ -831,7 +831,7 @@ figure.show()
 # python practice/judge.py start interleaved-order
 # python practice/judge.py start interleaved-memory
 # ```
-# ~~ en be7349a0
+# ~~ en 32c9ba71
 # ## How to explain it
 #
 # - The interleaved schedule cuts the model into $vp$ chunks and rank $r$ holds chunks $r, r+p, \dots$; a micro-batch goes round the ranks $v$ times.
@@ -841,7 +841,7 @@ figure.show()
 #   going from $v$ to $v+1$ pays off only while $v(v+1) < (p-1)(F+B)/(2pc)$, so the best $v$ is about $\sqrt{(p-1)(F+B)/(2pc)}$: smaller as latency grows, whatever $m$ is. The number of layers must be a multiple of $vp$.
 # - Cost two, activations: rank $r$ peaks at $p + (p-1-2r)/v$ units; rank 0 holds $(p-1)/v$ more than in 1F1B, and less the larger $v$ is.
 # - Divisibility: Megatron's classic order needs $m$ to be a multiple of $p$; torch's `ScheduleInterleaved1F1B` (the library's `interleaved-flex`) only needs $m$ to be a multiple of its number of rounds $\max(1,\lfloor m/p\rfloor)$, and larger groups store more activations.
-# - Depth-first (Megatron, torch) against breadth-first (`ScheduleLoopedBFS`): equally fast without latency; breadth-first pays only $2(p-1)c$ of latency but stores $m$ units on every rank.
+# - Depth-first (Megatron, torch) against breadth-first (`ScheduleLoopedBFS`): for $m \ge 2p$ equally fast without latency; breadth-first pays only $2(p-1)c$ of latency but stores $m$ units on every rank.
 # - The simulation and the real run use the same `Plan`: every gradient matches a single process, and the measured timeline can be set against the simulated one; torch's orders translate into the same kind of `Plan` and compare op for op.
 #
 # ## Exercises
