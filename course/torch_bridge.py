@@ -48,6 +48,9 @@ TORCH_SCHEDULES = {
     "ScheduleZBVZeroBubble": ("zbv", 2),
     "ScheduleDualPipeV": ("dualpipev", 2),
 }
+# torch schedule classes without a course counterpart that torch_plan reads all the same (v local stages per rank):
+# chapter 4 holds its own breadth-first order to ScheduleLoopedBFS.
+TORCH_ONLY = ("ScheduleLoopedBFS",)
 _COMPUTE = {"F", "I", "W", "B"}
 
 
@@ -55,11 +58,11 @@ def torch_schedule(cls_name: str, p: int, m: int, v: int = 2):
     """Build torch's schedule object (rank 0's view; every rank's order is in ``pipeline_order``).
 
     ``v``: local stages per rank for the interleaved classes (ZBV and DualPipeV always use 2)."""
-    if cls_name not in TORCH_SCHEDULES:
-        raise ValueError(f"unknown torch schedule {cls_name!r}; known: {', '.join(TORCH_SCHEDULES)}")
+    if cls_name not in TORCH_SCHEDULES and cls_name not in TORCH_ONLY:
+        raise ValueError(f"unknown torch schedule {cls_name!r}; known: {', '.join([*TORCH_SCHEDULES, *TORCH_ONLY])}")
     check_counts(p=p, m=m, v=v)
     cls = getattr(ts, cls_name)
-    local = TORCH_SCHEDULES[cls_name][1] or v
+    local = (TORCH_SCHEDULES[cls_name][1] if cls_name in TORCH_SCHEDULES else None) or v
     n = p * local
     if issubclass(cls, ts.PipelineScheduleSingle):
         return cls(_stand_in(0, p, n), m)
@@ -247,5 +250,5 @@ def _ops(a, split: bool) -> list[Op]:
     raise PlanError(f"torch action {a} is not a compute action")
 
 
-__all__ = ["TORCH_SCHEDULES", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch", "to_actions",
+__all__ = ["TORCH_SCHEDULES", "TORCH_ONLY", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch", "to_actions",
            "to_csv", "to_actions_with_comms", "compare_lowering", "read_csv", "load_in_torch"]

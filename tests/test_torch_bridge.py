@@ -61,6 +61,18 @@ def test_interleaved_zero_bubble_with_two_chunks_validates_and_beats_zb_h1_witho
     assert simulate(theirs, lat).makespan == 36 > simulate(build("zb-h1", 4, 8), lat).makespan == 33
 
 
+def test_looped_bfs_is_read_without_a_course_counterpart():
+    """ScheduleLoopedBFS (TORCH_ONLY): every forward of a chunk, chunk by chunk, then the backwards in reverse."""
+    p, m, v = 2, 4, 2
+    plan = torch_plan("ScheduleLoopedBFS", p, m, v=v).validate()
+    assert plan.placement == ((0, 2), (1, 3))
+    assert plan.rank_tokens(0) == [f"F{i}.s{s}" for s in (0, 2) for i in range(m)] + \
+        [f"B{i}.s{s}" for s in (2, 0) for i in reversed(range(m))]
+    assert max(simulate(plan).peak_activations) == m
+    with pytest.raises(ValueError, match="ScheduleLoopedBFS"):   # named among the known classes
+        torch_plan("ScheduleNoSuchThing", p, m)
+
+
 def test_dualpipev_full_backwards_become_b_then_w():
     order = torch_order("ScheduleDualPipeV", 2, 4)
     full = [str(a) for r in order for a in order[r] if a is not None and a.computation_type.value == "B"]

@@ -2,6 +2,7 @@ import random
 
 from course.checks import CheckFailed, assert_not_using, assert_raises, assert_true, fresh_seed
 from course.costs import Costs
+from course.i18n import tr
 from course.plan import Plan
 from course.sim import simulate
 
@@ -46,25 +47,33 @@ def check(p, m, v, costs, what):
         fw, bw = sequences(p, m, v, r)
         if not isinstance(order, list) or [o for o in order if o[:1] == "F"] != fw or \
                 [o for o in order if o[:1] == "B"] != bw or len(order) != 2 * m * v:
-            raise CheckFailed(f"{what} rank {r}: forward 或 backward 的顺序不对（先按组、组内按 chunk，"
-                              f"backward 的 chunk 顺序相反）")
+            raise CheckFailed(f"{what} rank {r}: " + tr(
+                "forward 或 backward 的顺序不对（先按组、组内按 chunk，backward 的 chunk 顺序相反）",
+                "the order of the forwards or of the backwards is wrong (group by group, chunk by chunk within a "
+                "group, the backwards' chunks in reverse)"))
         lead = order.index(bw[0])
         if rebuilt(fw, bw, lead) != order:
-            raise CheckFailed(f"{what} rank {r}: 形状应该是 warm-up、F/B 交替、剩下的 B")
+            raise CheckFailed(f"{what} rank {r}: " + tr("形状应该是 warm-up、F/B 交替、剩下的 B",
+                                                        "the shape must be warm-up, F/B alternating, the B's left"))
         orders.append(order)
         leads.append(lead)
         seqs.append((fw, bw))
     all_forward = makespan(p, m, v, [fw + bw for fw, bw in seqs], costs)
     ours = makespan(p, m, v, orders, costs)
     assert_true(ours <= all_forward * (1 + 1e-9),
-                f"{what}: makespan {ours:g} 比先做完所有 forward 的 {all_forward:g} 长（或者死锁了）")
+                f"{what}: " + tr(f"makespan {ours:g} 比先做完所有 forward 的 {all_forward:g} 长（或者死锁了）",
+                                 f"makespan {ours:g} is longer than the {all_forward:g} of all forwards first (or it "
+                                 "deadlocked)"))
     for r in range(p):
         if leads[r] > 1:
             fewer = list(orders)
             fewer[r] = rebuilt(*seqs[r], leads[r] - 1)
             worse = makespan(p, m, v, fewer, costs)
             assert_true(worse > ours * (1 + 1e-9),
-                        f"{what}: rank {r} 少做一个 warm-up forward 也不变坏（makespan {worse:g}），warm-up 还能更短")
+                        f"{what}: " + tr(f"rank {r} 少做一个 warm-up forward 也不变坏（makespan {worse:g}），"
+                                         "warm-up 还能更短",
+                                         f"rank {r} with one warm-up forward fewer is no worse (makespan {worse:g}): "
+                                         "the warm-up can be shorter"))
 
 
 def test_textbook_cases():
