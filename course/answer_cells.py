@@ -75,7 +75,7 @@ class Cells:
             chosen.add(found)
             s = pool[found]
             todo += [(n, s.position, False) for n in s.now] + [(n, end, False) for n in s.later]
-        text = "\n\n".join(pool[k].text for k in sorted(chosen))
+        text = "\n\n\n".join(pool[k].text for k in sorted(chosen))
         return (text + "\n" if text else ""), sorted(set(missing), key=list(names).index)
 
 
