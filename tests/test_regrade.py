@@ -68,14 +68,17 @@ def repository(tmp_path_factory):
     return make_repository(tmp_path_factory.mktemp("regrade-repo"))
 
 
-def submit(course: Path, student: str, solution: str, extra: list[str] = (), before: list[str] = ()):
+def submit(course: Path, student: str, solution: str, extra: list[str] = (), before: list[str] = (),
+           after: list[str] = ()):
     """A submitted ch01 notebook whose bubble-ratio solution cell holds `solution` (the other exercises keep the
-    reference answers of the source notebook), with `before` cells inserted before it and `extra` appended."""
+    reference answers of the source notebook), with `before` and `after` cells around it (before its test cell)
+    and `extra` cells appended at the end."""
     nb = source_notebook()
     for k, cell in enumerate(nb.cells):
         if cell.metadata.nbgrader["solution"] and cell.metadata.nbgrader["grade_id"] == "bubble_ratio":
             cell.source = solution
-            nb.cells[k:k] = [nbformat.v4.new_code_cell(src) for src in before]
+            nb.cells[k:k + 1] = [nbformat.v4.new_code_cell(src) for src in before] + [cell] + [
+                nbformat.v4.new_code_cell(src) for src in after]
             break
     nb.cells += [nbformat.v4.new_code_cell(src) for src in extra]
     path = course / "submitted" / student / "ch01" / "ch01.ipynb"
@@ -181,14 +184,15 @@ def test_a_class_is_regraded_and_an_in_kernel_score_above_it_is_flagged(reposito
     submit(course, "honest", SOLUTION)
     submit(course, "blank", "def bubble_ratio(p, m, v=1):\n    raise NotImplementedError()\n\n\n"
                             "def bubble_from_spans(spans):\n    raise NotImplementedError()\n")
-    submit(course, "late_fix", WRONG, extra=[SOLUTION])           # fixed in a cell of their own: honest
+    submit(course, "late_fix", WRONG, after=[SOLUTION])           # fixed in a cell of their own: honest
+    submit(course, "too_late", WRONG, extra=[SOLUTION])           # fixed after the test cell: the kernel ran it too late
     submit(course, "cheat", WRONG)                                # nbgrader said 15: it was not
     submit(course, "pending", SOLUTION)                           # submitted, not autograded yet
     submit(course, "unknown", SOLUTION)                           # not in the gradebook at all
     for variant, (solution, before) in HONEST_VARIANTS.items():
         submit(course, variant, solution, before=before)
     full = int(POINTS)
-    gradebook(course, {"honest": full, "blank": 0, "late_fix": full, "cheat": full, "pending": None,
+    gradebook(course, {"honest": full, "blank": 0, "late_fix": full, "too_late": 0, "cheat": full, "pending": None,
                        **dict.fromkeys(HONEST_VARIANTS, full)})
     result, seconds = run(repository, "ch01", "--course-dir", course, tmp=tmp_path / "tmp")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -198,6 +202,7 @@ def test_a_class_is_regraded_and_an_in_kernel_score_above_it_is_flagged(reposito
         "honest": ("bubble-ratio", POINTS, POINTS, POINTS, ""),
         "blank": ("bubble-ratio", "0", "0", POINTS, ""),
         "late_fix": ("bubble-ratio", POINTS, POINTS, POINTS, ""),
+        "too_late": ("bubble-ratio", "0", "0", POINTS, ""),
         "cheat": ("bubble-ratio", POINTS, "0", POINTS, "suspicious"),
         "pending": ("bubble-ratio", "", POINTS, POINTS, ""),
         "unknown": ("bubble-ratio", "", POINTS, POINTS, ""),
