@@ -155,14 +155,20 @@ print(json.dumps({"files": sorted({f for f in loaded if f}), "site": site.getsit
 def installation_changes(pristine: Path, modules: list[str]) -> list[str]:
     """Files of the Python installation that the checker loads (importing ``modules``) and that are not as pip
     installed them, and .pth files (run by every interpreter at start) that no installed package owns."""
-    from importlib.metadata import distributions
-
     out = subprocess.run([sys.executable, "-I", "-c", PROBE, str(pristine), json.dumps(modules)],
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         return [f"the checker's modules do not import: {out.stderr.strip().splitlines()[-1:]}"]
     probe = json.loads(out.stdout)
-    sites = [Path(s).resolve() for s in probe["site"]]
+    return unrecorded([Path(f) for f in probe["files"]], [Path(s) for s in probe["site"]], pristine)
+
+
+def unrecorded(files: list[Path], sites: list[Path], pristine: Path) -> list[str]:
+    """Which of ``files`` (and of the .pth files of ``sites``) inside the site directories differ from the hash
+    in their package's RECORD, or belong to no package."""
+    from importlib.metadata import distributions
+
+    sites = [s.resolve() for s in sites]
     recorded = {}
     for dist in distributions(path=[str(s) for s in sites]):
         for f in dist.files or ():
@@ -170,8 +176,8 @@ def installation_changes(pristine: Path, modules: list[str]) -> list[str]:
                 recorded[Path(f.locate()).resolve()] = (f.hash.mode, f.hash.value)
     changes = []
     pth = [p for s in sites for p in s.glob("*.pth")]
-    for path in sorted({Path(f).resolve() for f in probe["files"]} | {p.resolve() for p in pth}):
-        if not any(path.is_relative_to(s) for s in sites) or path.is_relative_to(pristine):
+    for path in sorted({f.resolve() for f in files} | {p.resolve() for p in pth}):
+        if not any(path.is_relative_to(s) for s in sites) or path.is_relative_to(pristine.resolve()):
             continue   # the standard library is the interpreter's own; the course comes from the commit
         if path not in recorded:
             if path.suffix in (".py", ".pth", ".so") and path.exists():

@@ -307,3 +307,34 @@ def test_bad_usage_is_one_line_and_exit_2(repository, course, args, message):
     assert result.returncode == 2
     assert result.stderr.startswith("regrade: ") and message in result.stderr and result.stderr.count("\n") == 1, \
         result.stderr
+
+
+def test_a_modified_installed_module_or_an_unowned_pth_file_is_named(tmp_path):
+    """The installation check behind the regrade: what the checker loads from site-packages against pip's RECORD."""
+    import base64
+    import hashlib
+
+    site = tmp_path / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    module = site / "pkg" / "mod.py"
+    module.write_text("VALUE = 1\n")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(module.read_bytes()).digest()).rstrip(b"=").decode()
+    info = site / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+    (info / "RECORD").write_text(f"pkg/mod.py,sha256={digest},10\npkg-1.0.dist-info/METADATA,,\n")
+    regrade = load_regrade()
+    assert regrade.unrecorded([module], [site], tmp_path / "pristine") == []
+    module.write_text("VALUE = 2   # poisoned\n")
+    (site / "evil.pth").write_text("import os\n")
+    assert regrade.unrecorded([module], [site], tmp_path / "pristine") == [
+        f"{site / 'evil.pth'} (installed by no package)", f"{module} (modified)"]
+
+
+def load_regrade():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instructor_regrade", INSTRUCTOR / "regrade.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
