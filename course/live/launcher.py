@@ -399,7 +399,8 @@ def _main_stack(jobdir: Path, rank: int) -> str:
 
 def _where(stack: str) -> str:
     """'send() at distributed_c10d.py:2345, called from mycode.py:12 in run_rank' from a stack dump."""
-    frames = _FRAME.findall(stack)   # most recent call first
+    # most recent call first; the relay's own frames (live-1f1b's process group) are the library's, not the caller's
+    frames = [f for f in _FRAME.findall(stack) if not f[0].endswith(os.path.join("live", "relay.py"))]
     if not frames:
         return ""
     lib = next((f for f in frames if "torch" in f[0] and "distributed" in f[0]), None)
