@@ -63,6 +63,7 @@ ALL_RESIDENT = psutil.virtual_memory().total // 2   # ... and over every tree of
 NPROC_LIMIT = 1024            # RLIMIT_NPROC: the learner's own uid (as root), else a margin above the user's tasks
 RECORDS_LIMIT = 4 << 20       # bytes of verdict records read from one checker
 CHECKER_GRACE = 3.0           # seconds the judge waits past the deadline for the checker's own verdict
+EXIT_GRACE = 0.5              # seconds a learner process gets to end on its own once its checker is done
 WATCH_INTERVAL = 0.05
 TEMP_PREFIX = "judge-"
 
@@ -277,8 +278,15 @@ class _Run:
                 return
             time.sleep(0.01)
 
-    def stop(self) -> None:
-        """Kill the checker and the learner's whole tree; wait for the two processes we started."""
+    def stop(self, ending: bool = False) -> None:
+        """Kill the checker and the learner's whole tree; wait for the two processes we started.  ``ending``: the
+        checker is done, the learner process may be ending on its own (its exit status, passed up from inside
+        its namespaces, tells how): it gets a moment first."""
+        if ending and self.learner is not None:
+            try:
+                self.learner.wait(EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
         for proc in (self.checker, self.learner):
             if proc is not None and proc.poll() is None:
                 proc.kill()
@@ -346,7 +354,7 @@ def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun
                                  "view": _view(run, learner_dir, relay_dir) if run.contained else None})
             reader.read_until(lambda: reader.done, deadline + CHECKER_GRACE, run)
         timed_out = not reader.done and not run.killed_for and time.monotonic() >= deadline + CHECKER_GRACE
-        run.stop()
+        run.stop(ending=reader.done)
         shown = _read_output(output) if run.learner is not None else ""
         diagnosis = "" if reader.done else _diagnose(run, checker_log)
     finally:
