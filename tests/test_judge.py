@@ -328,7 +328,7 @@ def test_deadlocked_live_answer_is_reported_as_deadlock(tmp_path):
     proc = run("test", "live-1f1b", path, "--json")
     data = json.loads(proc.stdout[:proc.stdout.rindex("\n", 0, len(proc.stdout.rstrip()))])
     assert proc.returncode == 1
-    assert [r["verdict"] for r in data["results"]] == ["failed"] * 3
+    assert [r["verdict"] for r in data["results"]] == ["failed"] * 3, [r["message"][:300] for r in data["results"]]
     assert all("死锁 (deadlock)" in r["message"] for r in data["results"]), data["results"][0]["message"]
 
 
