@@ -59,7 +59,8 @@ def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout
     from course.live import launcher  # noqa: PLC0415  (torch only when a live check runs)
 
     try:
-        return launcher.launch(_record_rank, world_size, (train_step, m, seed, relay), timeout, echo=False)
+        return launcher.launch(_record_rank, world_size, (train_step, m, seed, relay), timeout, backend=None,
+                               echo=False)
     except launcher.JobTimeout as e:
         kind = "死锁 (deadlock)" if isinstance(e, launcher.DeadlockDetected) else f"超时 (timeout, {timeout:g} s)"
         raise CheckFailed(f"{kind}：作业没有完成，已终止所有进程 (killed)。各 rank 当时在做什么：\n{e}\n" + _DEADLOCK_HINT) \

@@ -270,16 +270,14 @@ def _short(path: str) -> str:
 # ---- the workers' end ---------------------------------------------------------------------------------------------
 
 def join(address: str, rank: int, world_size: int) -> None:
-    """Make this worker's default process group the relay's (any group it had is destroyed first)."""
+    """Make this worker's default process group the relay's."""
     import torch.distributed as dist
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(_short(address))
     group = _group_class()(sock, rank, world_size)
     group.post({"op": "hello", "rank": rank})
-    if dist.is_initialized():
-        dist.destroy_process_group()
-    if not hasattr(dist.Backend, BACKEND.upper().replace("-", "_")):
+    if not hasattr(dist.Backend, BACKEND.upper()):
         dist.Backend.register_backend(BACKEND, _creator, devices=["cpu"])
     _Pending.group = group
     dist.init_process_group(backend=BACKEND, store=dist.HashStore(), rank=rank, world_size=world_size)
