@@ -223,8 +223,9 @@ MALFORMED = {   # what the notebook file holds -> a word the reason must contain
 
 
 def test_one_bad_notebook_never_stops_the_class(repository, course, tmp_path):
-    """Malformed notebooks and cells, a cell too large to parse, an answer that escapes: every student gets a
-    row, the honest one full marks, the broken ones `not regraded` with the reason, and no traceback."""
+    """Malformed notebooks and cells, a cell too large to parse, an answer that escapes, one that tries to poison
+    the library for the students after it: every student gets a row, the honest ones full marks, the broken ones
+    `not regraded` with the reason, the repository stays as it was, and no traceback."""
     submit(course, "honest", SOLUTION)
     for student, (text, _) in MALFORMED.items():
         path = course / "submitted" / student / "ch01" / "ch01.ipynb"
@@ -260,13 +261,27 @@ if os.fork() == 0:
     os._exit(0)
 """ + WRONG
     submit(course, "escaper", escaper)
+    library = repository / "course" / "sim.py"
+    before = library.read_bytes()
+    poisoner = f"""\
+for path in ({str(library)!r}, {str(course / 'gradebook.db')!r}, "../../course/sim.py"):
+    try:
+        with open(path, "a") as f:   # what a kernel would do to every later student
+            f.write("\\nraise SystemExit('poisoned')\\n")
+    except OSError:
+        pass
+""" + WRONG
+    submit(course, "poisoner", poisoner)
     result, _ = run(repository, "ch01", "--course-dir", course, tmp=tmp_path / "tmp")
     assert result.returncode == 1, result.stdout + result.stderr
+    assert library.read_bytes() == before and "not as committed" not in result.stdout
     rows = read_csv(course / "regrade-ch01.csv")
-    assert set(rows) == {"honest", "odd_cells", "giant_cell", "deep_cell", "no_notebook", "escaper", *MALFORMED}
+    assert set(rows) == {"honest", "odd_cells", "giant_cell", "deep_cell", "no_notebook", "escaper", "poisoner",
+                         *MALFORMED}
     for student in ("honest", "odd_cells", "giant_cell", "deep_cell"):
         assert (rows[student]["regrade"], rows[student]["flag"]) == (POINTS, ""), rows[student]
-    assert (rows["escaper"]["regrade"], rows["escaper"]["flag"]) == ("0", ""), rows["escaper"]
+    for student in ("escaper", "poisoner"):
+        assert (rows[student]["regrade"], rows[student]["flag"]) == ("0", ""), rows[student]
     for student, (_, word) in MALFORMED.items():
         row = rows[student]
         assert row["regrade"] == "" and row["flag"] == "not regraded" and word in row["reason"], row
