@@ -3,7 +3,9 @@ class of attack: each gets an honest verdict within its time limit and leaves no
 in the judge's temporary directory or in /dev/shm).
 
 Where this machine cannot make namespaces (``contain.mode() == ""``), the tests of what the walls contain check
-instead that the judge says so.  Attacks here only ever aim at processes of this test (found by its temporary
+instead that the judge says so.  The classes that need a course and nbgrader are tested next to them: regrade input
+handling, a poisoned installation and the honest variants in tests/test_regrade.py, the kernel writing the grader
+in tests/test_nbgrader_autograde.py.  Attacks here only ever aim at processes of this test (found by its temporary
 path), never at everything they could reach, so a broken wall fails a test and harms nothing else.
 """
 
