@@ -423,6 +423,7 @@ def _kernel(argv: list[str]) -> None:
         os.close(fd)
     os.environ.update(HOME="/tmp", TMPDIR="/tmp", IPYTHONDIR="/tmp/.ipython", MPLCONFIGDIR="/tmp/.matplotlib",
                       JUPYTER_RUNTIME_DIR="/tmp/.jupyter")
+    os.environ.pop("JPY_PARENT_PID", None)   # its parent here is init (pid 1): ipykernel would take it for gone
     os.execvp(command[0], command)
 
 
