@@ -120,7 +120,8 @@ def test_graded_code_cannot_write_the_course_read_the_solutions_or_signal_nbgrad
     course_file, solution = ROOT / "course" / "sim.py", ROOT / "solutions" / "bubble-ratio.py"
     before = course_file.read_bytes()
     probe = f"""\
-import errno, os, signal
+import errno, os, signal, time
+time.sleep(2.5)   # long enough for ipykernel's parent poller to look (its parent here is the jail's init)
 for path in ({str(course_file)!r}, {str(INSTRUCTOR / 'poisoned.py')!r}, {str(tmp_path / 'outside')!r}):
     try:
         open(path, "a").close()
