@@ -371,6 +371,8 @@ def _drop_capabilities(libc) -> None:
 def without_namespaces() -> None:
     """Where no namespace can be made: no new privileges and, as root, no capability (the judge and the checker
     stay out of ptrace's and /proc's reach).  Files, signals and the network are as open as the user's."""
+    if not sys.platform.startswith("linux"):
+        return
     libc = _libc()
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if os.geteuid() == 0:

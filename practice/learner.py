@@ -122,7 +122,8 @@ def _move_high(fd: int) -> int:
 def _confine(view: dict | None) -> None:
     """Before any learner code: die with the judge, then the walls of practice/contain.py (``view``), or where the
     judge found no namespace to make, no new privileges and no capability."""
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG: a SIGKILLed judge takes this along
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG: a SIGKILLed judge takes this along
     from practice import contain
     if view is None:
         contain.without_namespaces()

@@ -2,26 +2,31 @@
 
 For each test file (``run_test_file``):
 
-1. A fresh temporary directory holds ``checker/test_*.py`` (the verified source) and ``learner/submission.py``.
-2. The checker (practice/checker.py) starts first, imports what the test imports, and says "ready" on the verdict
-   pipe.  It never imports the learner's code (see its docstring for how ``from submission import f`` works).
+1. A fresh temporary directory holds ``checker/test_*.py`` (the verified source), ``learner/submission.py``,
+   ``relay/`` (where live-1f1b's checker listens) and ``root/`` (an empty mount point for the learner's view).
+2. The checker (practice/checker.py) starts first, under an address-space limit, imports what the test imports,
+   and says "ready" on the verdict pipe.  It never imports the learner's code (see its docstring for how
+   ``from submission import f`` works).
 3. Then the learner process (practice/learner.py) starts: a new session, resource limits set before it reads its
-   header (CPU time, address space, file size, open files, processes), its output going to a file.  When the judge
-   runs as root it sees every file system read-only except its own directory, then drops every capability; it
-   holds only its two pipes to the checker.  The judge and the
-   checker are not dumpable, so a process of the same user can neither read their memory nor open their pipes
-   through /proc.
+   header (CPU time, address space, file size, open files, processes), its output going to a file.  Before any
+   learner code it enters the walls of practice/contain.py (``_view``: its own pid, mount, IPC and network
+   namespaces, a read-only view of only the system, the interpreter, ``course/``, its half of ``practice/`` and
+   its submission, private /tmp and /dev/shm, an unused uid as root); where this machine makes no namespace
+   (``isolation()`` is ""), it only drops its capabilities, and the verdict says so.  It holds only its two pipes
+   to the checker.  The judge and the checker are not dumpable, so a process of the same user can neither read
+   their memory nor open their pipes through /proc.
 4. The judge reads signed records from the checker with a deadline and a bounded buffer, and every 50 ms looks at
    the learner's whole process tree: more than ``MAX_PROCESSES`` processes or ``MAX_RESIDENT`` bytes resident in
-   total, and the tree is killed (and the largest tree when all test files running at once hold more than
-   ``ALL_RESIDENT``; ``RLIMIT_NPROC`` bounds the processes of them all).  The judge is a child subreaper
-   (``PR_SET_CHILD_SUBREAPER``), so a process that calls ``setsid()`` and loses its parent is re-parented to the
-   judge and found there.
-5. At the end, on every path (normal, timeout, crash, the judge's own SIGINT/SIGTERM): the checker, the learner's
-   process group, every process the watch saw in the tree and every orphan carrying this run's marker are killed,
-   and the directory is removed.
+   total (its tmpfs included), and the tree is killed (and the largest tree when all test files running at once
+   hold more than ``ALL_RESIDENT``); the checker beyond ``CHECKER_RESIDENT``.  Without namespaces the judge is also
+   what catches escapers: it is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so a process that calls
+   ``setsid()`` and loses its parent is re-parented to the judge and found there.
+5. At the end, on every path (normal, timeout, crash, the judge's own SIGINT/SIGTERM): the checker and the
+   learner's tree (with it its init, and so everything in its namespaces) are killed, then every process the watch
+   saw and every orphan of this run, and the directory is removed.
 
-``grade(problem, path) -> Grade`` grades one source file for one exercise (also used by instructor/regrade.py).
+``grade(problem, path) -> Grade`` grades one source file for one exercise (also used by instructor/regrade.py);
+it sweeps its own orphans, whoever calls it.
 """
 
 from __future__ import annotations
