@@ -54,6 +54,7 @@ TESTS_SUFFIX = "_tests"
 PRISTINE = ("course", "practice", "instructor")   # what the regrade takes from the commit
 MAX_NOTEBOOK = 32 << 20    # bytes of one submitted notebook
 MAX_JSON_DEPTH = 64        # nesting of its JSON (a notebook needs about 6)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class UsageError(Exception):
@@ -206,12 +207,9 @@ def read_notebook(path: Path) -> list[dict]:
         raise NotRegraded(f"{path.name} is {size >> 20} MiB, more than {MAX_NOTEBOOK >> 20} MiB")
     data = path.read_bytes()
     depth = deepest = 0
-    for byte in data:   # brackets inside strings count too: only an upper bound, before json parses anything
-        if byte in (91, 123):
-            depth += 1
-            deepest = max(deepest, depth)
-        elif byte in (93, 125):
-            depth -= 1
+    for byte in data.translate(None, _NOT_BRACKETS):   # inside strings too: an upper bound, before json parses
+        depth += 1 if byte in (91, 123) else -1
+        deepest = max(deepest, depth)
     if deepest > MAX_JSON_DEPTH:
         raise NotRegraded(f"{path.name} nests deeper than {MAX_JSON_DEPTH} levels: not a notebook")
     try:

@@ -19,6 +19,7 @@ learner's code, and processes on one machine can share data by other ways than t
 from __future__ import annotations
 
 import json
+import math
 import os
 import selectors
 import socket
@@ -30,7 +31,8 @@ from dataclasses import dataclass, field
 from itertools import count
 
 BACKEND = "course-relay"
-DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
+DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+          "uint8": 1, "bool": 1}   # bytes per element
 MAX_HEADER = 4096           # bytes of one frame's JSON header
 MAX_MESSAGE = 16 << 20      # bytes of one tensor
 MAX_TOTAL = 128 << 20       # bytes held by the relay for one job
@@ -215,6 +217,8 @@ class Relay:
         if len(self.record.messages) + len(self.record.receives) >= 2 * MAX_MESSAGES:
             raise RelayError(f"more than {MAX_MESSAGES} messages in one step")
         if op == "send":
+            if len(payload) != math.prod(shape) * DTYPES[dtype]:
+                raise RelayError(f"rank {conn.rank}: a send of shape {shape} {dtype} carrying {len(payload)} bytes")
             self.held += len(payload)
             if self.held > MAX_TOTAL:
                 raise RelayError(f"more than {MAX_TOTAL >> 20} MiB in flight")
