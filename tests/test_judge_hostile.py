@@ -352,14 +352,14 @@ def test_tmpfs_memory_is_private_bounded_counted_and_gone(tmp_path):
 def test_a_reply_that_would_expand_is_refused(tmp_path):
     """A reply of millions of tiny values (megabytes on the wire, gigabytes once decoded) is refused before it is
     parsed: by the learner process's own bound, and by the checker's when the learner writes the frame itself."""
-    expand = "def bubble_ratio(p, m, v=1):\n    return [[] for _ in range(3_000_000)]\n"
-    got, _, _ = judge(tmp_path, "bubble-ratio", expand)
+    expand = "def bubble_ratio(p, m, v=1):\n    return [[] for _ in range(600_000)]\n"   # 1.2 million values
+    got, _, _ = judge(tmp_path, "bubble-ratio", expand, 30)
     message = got["public:test_closed_form_examples"]
     assert message[0] == "error" and "too large" in message[1], message
     raw = """\
 import fcntl, os
 def bubble_ratio(p, m, v=1):
-    body = b"[" + b"[]," * 4_000_000 + b"[]]"
+    body = b"[" + b"[]," * 2_000_000 + b"[]]"
     for fd in map(int, os.listdir("/proc/self/fd")):
         try:
             if fd >= 256 and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
@@ -372,7 +372,7 @@ def bubble_ratio(p, m, v=1):
     import time
     time.sleep(30)
 """
-    got, _, _ = judge(tmp_path, "bubble-ratio", raw)
+    got, _, _ = judge(tmp_path, "bubble-ratio", raw, 30)
     first = got["public:test_closed_form_examples"]
     assert first[0] == "crashed" and "malformed reply" in first[1] and "values" in first[1], first
 
