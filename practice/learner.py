@@ -2,9 +2,10 @@
 
 Started by practice/sandbox.py as ``python -I -u -B learner.py`` in its own session, under resource limits, in a
 directory that holds only ``submission.py``; before it reads a request it enters the walls of practice/contain.py
-(its own pid, mount, IPC and network namespaces, a minimal read-only view of the files, another uid as root).  Nothing this process says is trusted: it computes no verdict and holds
-no key.  It only turns requests into calls of the learner's functions and their results (or exceptions) into plain
-data (practice/wire.py).  Requests, one frame each::
+(its own pid, mount, IPC and network namespaces, a minimal read-only view of the files, another uid as root).
+Nothing this process says is trusted: it computes no verdict and holds no key.  It only turns requests into calls
+of the learner's functions and their results (or exceptions) into plain data (practice/wire.py).  Requests, one
+frame each::
 
     {"op": "import", "names": [...], "forbid": {function: [modules]}}  ->  {"ok": {name: {"kind": ...}}}
     {"op": "call", "name": f, "args": [...], "kwargs": {...}}  ->  {"ok": value} | {"raised": exception}
