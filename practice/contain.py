@@ -191,8 +191,8 @@ def enter(view: dict) -> str:
             _drop_capabilities(libc)
         _init(graded, status_w)
     os.close(status_w)
+    os.chdir(view.get("cwd") or "/")   # before the identity goes: the directory may be closed to the new uid
     _drop_identity(libc, view if root else None)
-    os.chdir(view.get("cwd") or "/")
     return "root" if root else "user"
 
 
