@@ -18,6 +18,11 @@ in a student's kernel).
   not made with ``nbgrader submit`` (``zip_collect``, hand-placed) have no ``timestamp.txt`` or
   ``submission_secret.txt``, so the student could not fetch the feedback anyway.  The others are released and
   the command then fails naming the refused ones.
+- ``JailedKernelManager``: the kernel starts inside practice/contain.py's walls (where this machine can make them):
+  its own pid and mount namespaces, a read-only view of the system, the Python installation, ``course/`` and the
+  notebook's directory, a private /tmp, and (as root) an unused uid.  Code in a notebook then cannot write the
+  course's files, the gradebook or other students' notebooks, read ``solutions/`` or the hidden tests on disk, or
+  signal nbgrader; it still shares the kernel with the tests it is graded by (see the README).
 - ``prefer_own_environment``: put this interpreter's directory first on PATH, so that ``.venv/bin/nbgrader`` finds
   this environment's ``alembic`` and kernel without an activated environment.
 """
@@ -26,9 +31,12 @@ from __future__ import annotations
 
 import getpass
 import glob
+import json
 import os
 import sys
+from pathlib import Path
 
+from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
@@ -42,6 +50,9 @@ from nbgrader.preprocessors.base import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
 SETUP_CELL = "setup"   # grade_id of the locked setup cell (instructor/generate.py)
+REPO = Path(__file__).resolve().parent.parent
+CONTAIN = REPO / "practice" / "contain.py"
+KERNEL_TMP_BYTES = 1 << 30
 
 
 def prefer_own_environment() -> None:
@@ -56,8 +67,26 @@ def stuck_error(timeout) -> NotebookNode:
     return NotebookNode(output_type="error", ename="CellTimeoutError", evalue=text, traceback=[text])
 
 
+class JailedKernelManager(AsyncKernelManager):
+    """The kernel command, run through ``practice/contain.py kernel`` (which runs it unconfined, with a line on
+    stderr, where no namespace can be made)."""
+
+    def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+        command = super().format_kernel_cmd(extra_arguments)
+        if not sys.platform.startswith("linux"):
+            return command
+        view = {"read_only": [str(REPO / "course")], "hidden": [str(REPO)], "network": True,
+                "tmp_bytes": KERNEL_TMP_BYTES, "shm_bytes": KERNEL_TMP_BYTES // 4}
+        return [sys.executable, "-I", str(CONTAIN), "kernel", json.dumps(view), "--", *command]
+
+
 class Execute(NbgraderExecute):
-    """nbgrader's Execute; a cell that survives its interrupt costs its own points only (see the module)."""
+    """nbgrader's Execute in a jailed kernel; a cell that survives its interrupt costs its own points only (see the
+    module)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", JailedKernelManager)   # nbgrader's own __init__ sets its class
+        super().__init__(*args, **kwargs)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         try:

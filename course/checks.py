@@ -221,6 +221,16 @@ def not_using_message(func, *modules: str, names: tuple[str, ...] = ()) -> str |
     return None
 
 
+def _unwrap(obj, limit: int = 100):
+    """The function under decorators that keep it as ``__wrapped__`` (functools.wraps, lru_cache, cache)."""
+    while limit and _type(obj) is not _FunctionType and _type(obj) is not builtins.type:
+        inner = getattr(obj, "__wrapped__", None) if not isinstance(obj, _ModuleType) else None
+        if inner is None:
+            break
+        obj, limit = inner, limit - 1
+    return obj
+
+
 def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
     seen: set = set()
 
@@ -249,6 +259,7 @@ def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
                 visit(c, g, where)
 
     def inspect_value(n, obj, g, where: str) -> None:
+        obj = _unwrap(obj)
         bad = forbidden(obj)
         if bad:
             raise CheckFailed(f"{where} 用到了 {n} (来自 {bad})：本题要求自己实现，不能调用 (must not use) "
@@ -268,6 +279,7 @@ def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
                 pass
         visit(fn.__code__, fn.__globals__, where)
 
+    func = _unwrap(func)
     if _type(func) is builtins.type:
         for v in vars(func).values():
             if _type(v) is _FunctionType:

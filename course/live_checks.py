@@ -1,36 +1,36 @@
-"""Checks of the live 1F1B exercise: the learner's ``train_step`` on real gloo processes, judged from a record.
+"""Checks of the live 1F1B exercise: the learner's ``train_step`` on real processes, judged from what crossed
+between them.
 
-Two halves with plain data between them:
+Three pieces, with plain data or a trusted record between them:
 
+- ``check_pipeline_step`` opens a relay (course/live/relay.py) where the verdict is given (the judge's checker, or
+  the notebook's kernel) and asks for the job where the learner's code lives (``in_learner``).
 - ``record_pipeline_step`` runs the job: one worker per rank builds its stage (``course.live.model``'s seeded
-  ``Chunk``, one Linear + Tanh block), wraps the process group so that every point-to-point send and receive is
-  recorded (peer, shape, dtype, a digest of the data) and every collective is refused, hooks the stage so that each
-  forward and backward is logged with digests of its input, output and gradients, and calls ``train_step``.
-  Each rank returns lists, dicts, strings and floats only.
-- ``judge_pipeline_record`` computes the single-process reference itself and checks the record: exactly m
-  activations from rank r-1 and m gradients from rank r+1 (and m of each sent on), nothing else exchanged, the
-  forwards and backwards in 1F1B order, every stage input equal to the tensor received for that micro-batch (rank 0:
-  the micro-batch itself), every tensor sent equal to the stage's output or input gradient, the parameter gradients
-  and the batch loss equal to the reference.
+  ``Chunk``, one Linear + Tanh block), makes the relay its process group (every send and receive goes through it,
+  every collective is refused), hooks the stage so that each forward and backward is logged with digests of its
+  input, output and gradients, and calls ``train_step``.  Each rank returns lists, dicts, strings and floats only.
+- ``judge_pipeline_record`` computes the single-process reference itself and checks, from the relay's own record:
+  that every rank joined from a process of its own, that exactly m activations went from rank r to r+1 and m
+  gradients back, nothing else, each equal to the reference's, and each posted only after what 1F1B makes it wait
+  for had been received; from the ranks' records (made in the learner's processes: best effort), the forwards
+  and backwards in 1F1B order on the received tensors; and the parameter gradients and the loss against the
+  reference.
 
-The recording runs inside the learner's worker processes, next to the learner's code: it is best effort.  It stops
-the honest mistake and the easy shortcut (gather the weights and run the whole model on every rank, replay the
-hook order on dummy inputs); code determined to unwrap it can.  What the judge compares, it computes itself.
+A record forged in the learner's process cannot pass: without traffic through the relay there is nothing to judge.
+What stays best effort: which computation inside a rank produced what it sent (the ranks run the learner's code,
+and processes on one machine can exchange data by other ways), and the order of a rank's own forwards and
+backwards where no message shows it (the hooks that log it run next to the learner's code).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 
 from course.checks import CheckFailed, assert_tensor_close, in_learner, show
+from course.live.relay import Relay
 
 WIDTH, ROWS = 8, 3          # the exercise's activations: ROWS x WIDTH float64 per micro-batch
-_P2P = ("send", "recv")
-_COLLECTIVES = ("allgather", "allgather_coalesced", "allgather_into_tensor_coalesced", "_allgather_base",
-                "all_gather_single", "all_gather_single_coalesced", "allreduce", "allreduce_coalesced", "alltoall",
-                "alltoall_base", "all_to_all_single", "barrier", "monitored_barrier", "broadcast", "gather", "reduce",
-                "reduce_scatter", "_reduce_scatter_base", "reduce_scatter_single", "reduce_scatter_single_coalesced",
-                "reduce_scatter_tensor_coalesced", "scatter", "recv_anysource")
 _DEADLOCK_HINT = ("  提示 (hint): 每个 send 都要有对应的 recv；两个相邻的 rank 都先做阻塞的 (blocking) send 会互相等待。"
                   "办法之一：发送用 dist.isend，在这一步结束前 wait()。")
 
@@ -40,22 +40,27 @@ class LearnerError(RuntimeError):
 
 
 def check_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout: float = 30.0) -> None:
-    """Run ``train_step`` on ``world_size`` gloo processes and judge what it did.  The record is made where the
-    learner's code lives (in the judge: its learner process, via ``in_learner``; in a notebook: here); the verdict
-    is given here."""
-    records = in_learner("course.live_checks:record_pipeline_step", train_step, world_size, m, seed, timeout)
-    judge_pipeline_record(records, world_size, m, seed)
+    """Run ``train_step`` on ``world_size`` processes and judge what crossed between them.  The job runs where the
+    learner's code lives (in the judge: its learner process, via ``in_learner``; in a notebook: here); the relay
+    that carries its messages, and the verdict, stay here (in the judge: the checker; ``COURSE_RELAY_DIR`` says
+    where the learner's processes can reach its socket)."""
+    with Relay(world_size, os.environ.get("COURSE_RELAY_DIR")) as relay:
+        records = in_learner("course.live_checks:record_pipeline_step", train_step, world_size, m, seed, timeout,
+                             relay.address)
+    judge_pipeline_record(records, relay.record, world_size, m, seed)
 
 
 # ---- the record (in the learner's processes) -------------------------------------------------------------------
 
-def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout: float = 30.0) -> list[dict]:
-    """Each rank's record of one ``train_step`` (plain data).  A deadlock or a job slower than ``timeout`` fails
-    with a clear message and no worker survives; an exception in the learner's code becomes a LearnerError."""
+def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout: float, relay: str) -> list[dict]:
+    """Each rank's record of one ``train_step`` (plain data), its messages through the relay at ``relay``.  A
+    deadlock or a job slower than ``timeout`` fails with a clear message and no worker survives; an exception in
+    the learner's code becomes a LearnerError."""
     from course.live import launcher  # noqa: PLC0415  (torch only when a live check runs)
 
     try:
-        return launcher.launch(_record_rank, world_size, (train_step, m, seed), timeout, echo=False)
+        return launcher.launch(_record_rank, world_size, (train_step, m, seed, relay), timeout, backend=None,
+                               echo=False)
     except launcher.JobTimeout as e:
         kind = "死锁 (deadlock)" if isinstance(e, launcher.DeadlockDetected) else f"超时 (timeout, {timeout:g} s)"
         raise CheckFailed(f"{kind}：作业没有完成，已终止所有进程 (killed)。各 rank 当时在做什么：\n{e}\n" + _DEADLOCK_HINT) \
@@ -82,14 +87,18 @@ def digest(tensor) -> str:
     return f"{tuple(t.shape)}/{t.dtype}/" + hashlib.sha256(t.numpy().tobytes()).hexdigest()[:20]
 
 
-def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int) -> dict:
-    """The launcher's target: this rank's stage under the recording harness, then ``train_step``."""
+def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int, relay_address: str) -> dict:
+    """The launcher's target: this rank's stage, hooked, on the relay's process group; then ``train_step``."""
     import torch  # noqa: PLC0415
-    from torch._C import _distributed_c10d as c10d  # noqa: PLC0415
+    import torch.distributed as dist  # noqa: PLC0415
 
+    from course.live import relay  # noqa: PLC0415
+
+    relay.join(relay_address, rank, world_size)
+    group = dist.distributed_c10d._get_default_group()
     stages, inputs, targets = pipeline_problem(world_size, m, seed)
     stage = stages[rank]
-    events, forwards, backwards, refused, messages = [], [], [], [], []
+    events, forwards, backwards = [], [], []
 
     def on_forward(module, args, output):
         k = len(forwards)
@@ -106,55 +115,19 @@ def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int) -> d
                 events.append(["B", k])
             output.register_hook(on_backward)
 
-    def p2p(kind, original):
-        def call(self, tensors, peer, *rest):
-            posted = []
-            for t in tensors:
-                posted.append([len(events), t, None])
-                events.append([kind, int(peer), list(t.shape), str(t.dtype), None])
-            messages.extend(posted)
-            work = original(self, tensors, peer, *rest)
-            for message in posted:
-                message[2] = work
-            return work
-        return call
-
-    def refuse(name):
-        def call(self, *args, **kwargs):
-            refused.append(name)
-            raise RuntimeError(f"本题不能用集合通信 (collective {name} refused)：只用 send/recv/isend/irecv 和相邻的 rank 通信")
-        return call
-
-    patched = []
-    for cls in (c10d.ProcessGroup, c10d.Backend, getattr(c10d, "ProcessGroupGloo", None)):
-        if cls is None:
-            continue
-        for name in _P2P + _COLLECTIVES:
-            if hasattr(cls, name):
-                patched.append((cls, name, cls.__dict__.get(name)))
-                setattr(cls, name, p2p(name, getattr(cls, name)) if name in _P2P else refuse(name))
     handle = stage.register_forward_hook(on_forward)
-    record = {"events": events, "forwards": forwards, "backwards": backwards, "refused": refused}
     try:
         loss = train_step(stage, rank, world_size, m, (ROWS, WIDTH), inputs if rank == 0 else None,
                           targets if rank == world_size - 1 else None, torch.nn.functional.mse_loss)
     except BaseException:
-        if not refused:
+        if not group.refused:
             raise
         loss = None   # a refused collective is the verdict, whatever the learner's code made of the exception
     finally:
         handle.remove()
-        for cls, name, original in reversed(patched):
-            if original is None:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, original)
-    for index, tensor, work in messages:   # a receive counts once it has completed
-        done = events[index][0] == "send" or (work is not None and work.is_completed())
-        events[index][4] = digest(tensor) if done else None
-    record["loss"] = loss if type(loss) in (float, type(None)) else f"<{type(loss).__name__}>"
-    record["grads"] = [None if q.grad is None else [str(q.grad.dtype), q.grad.tolist()] for q in stage.parameters()]
-    return record
+    return {"events": events, "forwards": forwards, "backwards": backwards, "refused": list(group.refused),
+            "loss": loss if type(loss) in (float, type(None)) else f"<{type(loss).__name__}>",
+            "grads": [None if q.grad is None else [str(q.grad.dtype), q.grad.tolist()] for q in stage.parameters()]}
 
 
 # ---- the verdict (trusted side) --------------------------------------------------------------------------------
@@ -166,48 +139,148 @@ def one_f_one_b(world_size: int, rank: int, m: int) -> list[list]:
     return [[op.kind, op.mb] for op in build("1f1b", world_size, m).ranks[rank]]
 
 
-def judge_pipeline_record(records, world_size: int, m: int, seed: int) -> None:
-    """Fail with the first thing ``records`` (one per rank, from ``record_pipeline_step``) did wrong."""
+def judge_pipeline_record(records, relayed, world_size: int, m: int, seed: int) -> None:
+    """Fail with the first thing the job did wrong: ``relayed`` is the relay's record (trusted), ``records`` the
+    ranks' own (one per rank, from ``record_pipeline_step``)."""
     try:
-        _judge(records, world_size, m, seed)
+        _judge(records, relayed, world_size, m, seed)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:   # a record not made by our harness
         raise CheckFailed(f"记录 (record) 的格式不对 (malformed): {type(e).__name__}") from None
 
 
-def _judge(records, world_size: int, m: int, seed: int) -> None:
-    import torch  # noqa: PLC0415
-    from course.live.model import loss_fn  # noqa: PLC0415
-
+def _judge(records, relayed, world_size: int, m: int, seed: int) -> None:
     what = f"p={world_size}, m={m}, seed={seed}"
+    if relayed.violation:
+        raise CheckFailed(f"通信不合规则 (the relay refused the traffic): {relayed.violation} ({what})")
+    if sorted(relayed.pids) != list(range(world_size)):
+        raise CheckFailed(f"只有 rank {sorted(relayed.pids)} 通过进程组通信 (only these of {world_size} ranks joined the "
+                          f"process group) ({what})：每个 rank 都要在自己的进程里运行 train_step")
     if type(records) is not list or len(records) != world_size or any(type(r) is not dict for r in records):
         raise CheckFailed(f"记录 (record) 的格式不对：期望 {world_size} 个 dict，得到 {show(records)}")
-    stages, inputs, _ = reference = pipeline_problem(world_size, m, seed)
-    total = sum(loss_fn(torch.nn.Sequential(*stages)(x), y) for x, y in zip(*reference[1:])) / m
-    total.backward()
-    streams = [_judge_rank(rank, rec, world_size, m, inputs, what) for rank, rec in enumerate(records)]
-    for rank in range(world_size - 1):   # what arrived is what was sent, message by message, both ways
-        for src, dst in ((rank, rank + 1), (rank + 1, rank)):
-            if streams[src]["send", dst] != streams[dst]["recv", src]:
-                raise CheckFailed(f"rank {dst} 从 rank {src} 收到的和 rank {src} 发出的不一致 ({what})")
+    ref = _reference(world_size, m, seed)
     for rank, rec in enumerate(records):
-        _judge_gradients(rank, rec["grads"], list(stages[rank].parameters()), m, what)
-    last, ref_loss = records[-1]["loss"], total.item()
-    if type(last) is not float or abs(last - ref_loss) > 1e-7 * abs(ref_loss) + 1e-12:
-        raise CheckFailed(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref_loss!r}，得到 {show(last)} ({what})")
+        _judge_hooks_order(rank, rec, world_size, m, what)
+    streams = _relayed_streams(relayed, world_size, what)
+    for rank in range(world_size):
+        _judge_messages(rank, streams, ref, world_size, m, what)
+    for rank in range(world_size):
+        _judge_causality(rank, streams, world_size, m, what)
+    for rank, rec in enumerate(records):
+        _judge_stage_inputs(rank, rec, streams, ref, world_size, m, what)
+        _judge_gradients(rank, rec["grads"], list(ref["stages"][rank].parameters()), m, what)
+    last = records[-1]["loss"]
+    if type(last) is not float or abs(last - ref["loss"]) > 1e-7 * abs(ref["loss"]) + 1e-12:
+        raise CheckFailed(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref['loss']!r}，得到 {show(last)} ({what})")
 
 
-def _streams(rank: int, world_size: int) -> dict:
-    """This rank's message streams: (kind, peer) -> (the step each message belongs to, what it carries)."""
-    streams = {("recv", rank - 1): ("F", "从上一个 rank 收到的激活 (activation)"),
-               ("send", rank + 1): ("F", "发给下一个 rank 的激活 (activation)"),
-               ("recv", rank + 1): ("B", "从下一个 rank 收到的梯度 (gradient)"),
-               ("send", rank - 1): ("B", "发给上一个 rank 的梯度 (gradient)")}
-    return {key: v for key, v in streams.items() if 0 <= key[1] < world_size}
+def _reference(world_size: int, m: int, seed: int) -> dict:
+    """The single-process step, micro-batch by micro-batch: each stage's output and the gradient of the batch loss
+    (the mean over micro-batches) with respect to each stage's input; parameter gradients accumulate in the
+    stages."""
+    from course.live.model import loss_fn  # noqa: PLC0415
+
+    stages, inputs, targets = pipeline_problem(world_size, m, seed)
+    outputs = [[None] * m for _ in range(world_size)]
+    input_grads = [[None] * m for _ in range(world_size)]
+    total = 0.0
+    for k in range(m):
+        xs, ys, x = [], [], inputs[k]
+        for r, stage in enumerate(stages):
+            x = x.detach().requires_grad_(r > 0)
+            y = stage(x)
+            xs.append(x)
+            ys.append(y)
+            outputs[r][k] = y.detach()
+            x = y
+        loss = loss_fn(ys[-1], targets[k]) / m
+        total += loss.item()
+        grad = None
+        for r in reversed(range(world_size)):
+            loss.backward() if r == world_size - 1 else ys[r].backward(grad)
+            if r > 0:
+                grad = input_grads[r][k] = xs[r].grad
+    return {"stages": stages, "inputs": inputs, "outputs": outputs, "input_grads": input_grads, "loss": total}
 
 
-def _judge_rank(rank: int, rec: dict, world_size: int, m: int, inputs, what: str) -> dict:
-    """One rank's record: collectives, 1F1B order, its messages and what its stage computed on.  Returns the
-    digests of each of its streams, (kind, peer) -> [digest of message k]."""
+def _labels(rank: int, world_size: int) -> dict:
+    """This rank's four streams: (src, dst) -> (the step whose data it carries, what it carries)."""
+    streams = {(rank - 1, rank): ("F", "从上一个 rank 收到的激活 (activation)"),
+               (rank, rank + 1): ("F", "发给下一个 rank 的激活 (activation)"),
+               (rank + 1, rank): ("B", "从下一个 rank 收到的梯度 (gradient)"),
+               (rank, rank - 1): ("B", "发给上一个 rank 的梯度 (gradient)")}
+    return {key: v for key, v in streams.items() if 0 <= key[0] < world_size and 0 <= key[1] < world_size}
+
+
+def _relayed_streams(relayed, world_size: int, what: str) -> dict:
+    """(src, dst) -> the relay's messages from src to dst, in the order src posted them; every message and every
+    receive between neighbours, shaped as the activations, and received."""
+    streams: dict = {}
+    shape = [ROWS, WIDTH]
+    for message in relayed.messages:
+        src, dst = message.src, message.dst
+        if abs(src - dst) != 1:
+            raise CheckFailed(f"rank {src} send 了 rank {dst} ({what})：流水线里每个 rank 只和相邻的 rank (rank-1, rank+1) "
+                              "通信")
+        if message.shape != shape or message.dtype != "float64":
+            raise CheckFailed(f"rank {src} 和 rank {dst} 之间 send 了形状 (shape) {message.shape}、{message.dtype} 的张量 "
+                              f"({what})：只传激活和梯度，形状 {shape}，float64")
+        if message.matched is None:
+            raise CheckFailed(f"rank {src} 发给 rank {dst} 的消息没有被接收 (never received) ({what})：每个 send 都要有"
+                              "对应的 recv")
+        streams.setdefault((src, dst), []).append(message)
+    for receive in relayed.receives:
+        if receive.matched is None:
+            raise CheckFailed(f"rank {receive.rank} 从 rank {receive.src} 的 recv 没有等到消息 (nothing was sent for it) "
+                              f"({what})")
+    return streams
+
+
+def _tensor(message):
+    import torch  # noqa: PLC0415
+
+    return torch.frombuffer(bytearray(message.data), dtype=torch.uint8).view(torch.float64).reshape(message.shape)
+
+
+def _relayed_digest(message) -> str:
+    """``digest`` of the tensor the message carried (the same bytes)."""
+    return f"{tuple(message.shape)}/torch.{message.dtype}/" + hashlib.sha256(message.data).hexdigest()[:20]
+
+
+def _judge_messages(rank: int, streams: dict, ref: dict, world_size: int, m: int, what: str) -> None:
+    """Exactly m messages on each of this rank's streams, and what it sent equal to the reference's."""
+    for (src, dst), (step, label) in _labels(rank, world_size).items():
+        got = streams.get((src, dst), [])
+        if len(got) != m:
+            raise CheckFailed(f"rank {rank}: {label}有 {len(got)} 个，应该正好 m = {m} 个 ({what})")
+        if src != rank:
+            continue
+        expected = ref["outputs"][rank] if step == "F" else ref["input_grads"][rank]
+        for k, message in enumerate(got):
+            name = "forward 的输出 (stage output)" if step == "F" else "micro-batch 输入的梯度 (x.grad)"
+            assert_tensor_close(_tensor(message), expected[k], f"rank {rank} 第 {k} 个{label} ({what})",
+                                f"应该是第 {k} 个 micro-batch 的 {name}：micro-batch 按 0, 1, 2, ... 的顺序，loss 要除以 m",
+                                atol=1e-9, rtol=1e-7)
+
+
+def _judge_causality(rank: int, streams: dict, world_size: int, m: int, what: str) -> None:
+    """On the relay's clock: every message this rank sent was posted after every message that 1F1B has it
+    receive before the step that produced it (a later posting is fine; an earlier one is not 1F1B)."""
+    labels = _labels(rank, world_size)
+    waited, by = -1, None
+    for kind, k in one_f_one_b(world_size, rank, m):
+        incoming = (rank - 1, rank) if kind == "F" else (rank + 1, rank)
+        if incoming in labels:
+            delivered = streams[incoming][k].matched
+            if delivered > waited:
+                waited, by = delivered, (labels[incoming][1], k)
+        outgoing = (rank, rank + 1) if kind == "F" else (rank, rank - 1)
+        if outgoing in labels and streams[outgoing][k].posted < waited:
+            raise CheckFailed(f"rank {rank} 发出第 {k} 个{labels[outgoing][1]}时，还没收到第 {by[1]} 个{by[0]} ({what})：1F1B "
+                              f"里 {kind}{k} 在用到它的那一步之后 (not in 1F1B order)")
+
+
+def _judge_hooks_order(rank: int, rec: dict, world_size: int, m: int, what: str) -> None:
+    """The rank's own log (best effort): no refused collective, forwards and backwards in 1F1B order."""
     if rec["refused"]:
         raise CheckFailed(f"rank {rank} 调用了集合通信 (collective) {rec['refused'][0]} ({what})：流水线 (pipeline) "
                           "只在相邻 stage 之间 send/recv 激活和梯度；不能 all_gather 权重、在每个 rank 上算整个模型")
@@ -218,61 +291,22 @@ def _judge_rank(rank: int, rec: dict, world_size: int, m: int, inputs, what: str
         raise CheckFailed(f"rank {rank} 的 forward/backward 顺序不是 1F1B ({what})：\n  期望 (expected) "
                           f"{text(expected)}\n  得到 (got)      {text(order)}\n  提示 (hint): rank r 先做 "
                           "min(p-r-1, m) 个 forward，再一个 forward 一个 backward 交替，最后做完剩下的 backward")
-    streams = _streams(rank, world_size)
-    shape = [ROWS, WIDTH]
-    for kind, peer, got_shape, dtype, _ in (e for e in rec["events"] if e[0] in _P2P):
-        if (kind, peer) not in streams:
-            raise CheckFailed(f"rank {rank} {kind} 了 rank {peer} ({what})：流水线里每个 rank 只和相邻的 rank "
-                              "(rank-1, rank+1) 通信")
-        if got_shape != shape or dtype != "torch.float64":
-            raise CheckFailed(f"rank {rank} 和 rank {peer} 之间 {kind} 了形状 (shape) {got_shape}、{dtype} 的张量 "
-                              f"({what})：只传激活和梯度，形状 {shape}，float64")
-    digests = {key: [e[4] for e in rec["events"] if (e[0], e[1]) == key] for key in streams}
-    for key, (_, label) in streams.items():
-        if len(digests[key]) != m:
-            raise CheckFailed(f"rank {rank}: {label}有 {len(digests[key])} 个，应该正好 m = {m} 个 ({what})")
-        if key[0] == "recv" and None in digests[key]:
-            raise CheckFailed(f"rank {rank}: 从 rank {key[1]} 的 irecv 在 train_step 结束时还没完成 (not completed) "
-                              f"({what})：irecv 返回的 handle 要 wait()")
-    _judge_order(rank, rec["events"], streams, what)
+
+
+def _judge_stage_inputs(rank: int, rec: dict, streams: dict, ref: dict, world_size: int, m: int, what: str) -> None:
+    """The rank's log against the relay: each forward ran on the tensor received for its micro-batch, each
+    backward started from the gradient received for it."""
     fwd = {f["mb"]: f for f in rec["forwards"]}
     bwd = {b["mb"]: b for b in rec["backwards"]}
     for k in range(m):
-        received = digest(inputs[k]) if rank == 0 else digests["recv", rank - 1][k]
+        received = digest(ref["inputs"][k]) if rank == 0 else _relayed_digest(streams[rank - 1, rank][k])
         if fwd[k]["input"] != received:
-            source = f"inputs[{k}]" if rank == 0 else f"第 {k} 个{streams['recv', rank - 1][1]}"
+            source = f"inputs[{k}]" if rank == 0 else f"第 {k} 个从上一个 rank 收到的激活 (activation)"
             raise CheckFailed(f"rank {rank} 第 {k} 个 forward 的输入 (stage input) 不是 {source} ({what})：stage 要直接用"
                               "收到的张量 (the received tensor) 做 forward")
-        if rank < world_size - 1 and digests["send", rank + 1][k] != fwd[k]["output"]:
-            raise CheckFailed(f"rank {rank} 第 {k} 个发给 rank {rank + 1} 的不是第 {k} 个 forward 的输出 (stage output) "
-                              f"({what})")
-        if rank < world_size - 1 and bwd[k]["output_grad"] != digests["recv", rank + 1][k]:
+        if rank < world_size - 1 and bwd[k]["output_grad"] != _relayed_digest(streams[rank + 1, rank][k]):
             raise CheckFailed(f"rank {rank} 第 {k} 个 backward 用的输出梯度 (output gradient) 不是第 {k} 个从 rank "
                               f"{rank + 1} 收到的梯度 ({what})")
-        if rank > 0 and digests["send", rank - 1][k] != fwd[k]["input_grad"]:
-            raise CheckFailed(f"rank {rank} 第 {k} 个发给 rank {rank - 1} 的不是第 {k} 个 micro-batch 输入的梯度 "
-                              f"(x.grad) ({what})")
-    return digests
-
-
-def _judge_order(rank: int, events: list, streams: dict, what: str) -> None:
-    """Message k of a stream is received before step k (forward or backward) and sent after it."""
-    posted = dict.fromkeys(streams, 0)
-    done = {"F": 0, "B": 0}
-    for e in events:
-        if e[0] in done:
-            done[e[0]] += 1
-            for key, (step, label) in streams.items():
-                if key[0] == "recv" and step == e[0] and posted[key] < done[step]:
-                    raise CheckFailed(f"rank {rank} 第 {done[step] - 1} 个 {'forward' if step == 'F' else 'backward'} "
-                                      f"之前还没有接收 (recv) 对应的{label} ({what})")
-        else:
-            key = (e[0], e[1])
-            posted[key] += 1
-            step, label = streams[key]
-            if key[0] == "send" and posted[key] > done[step]:
-                raise CheckFailed(f"rank {rank} 第 {posted[key] - 1} 个 {'forward' if step == 'F' else 'backward'} "
-                                  f"还没做就发出了 (send) {label} ({what})")
 
 
 def _judge_gradients(rank: int, grads, params: list, m: int, what: str) -> None:

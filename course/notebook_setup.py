@@ -5,9 +5,10 @@
     load_submission, course_untouched = course.notebook_setup.prepare(globals())
 
 ``prepare`` runs before any student code and records every function and class of the loaded ``course`` modules.
-``load_submission(*names)`` turns the cells that define ``names`` into a fresh ``submission.py`` (on ``sys.path`` and
-``PYTHONPATH``, so worker processes can import it too), which the tests import, and returns the cell's ``Tally``;
-``course_untouched()`` fails a test cell whose answer replaced something in the course library.
+``load_submission(*names)`` turns the learner's cells that define ``names`` (and what those need: imports, helpers,
+decorators; course/answer_cells.py holds the rule, shared with the regrade) into a fresh ``submission.py`` (on
+``sys.path`` and ``PYTHONPATH``, so worker processes can import it too), which the tests import, and returns the
+cell's ``Tally``; ``course_untouched()`` fails a test cell whose answer replaced something in the course library.
 
 A test cell (instructor/generate.py writes it) scores like the judge, test by test (``course.scoring``)::
 
@@ -27,13 +28,13 @@ from __future__ import annotations
 
 import atexit
 import importlib
-import linecache
 import os
 import shutil
 import sys
 import tempfile
 import types
 
+from course.answer_cells import Cells
 from course.scoring import partial_points
 
 
@@ -50,16 +51,13 @@ def changed(before: dict, now: dict) -> list[str]:
             if key not in now or any(a is not b for a, b in zip(now[key], value))]
 
 
-def cell_sources(namespace: dict, names) -> list[str]:
-    """The source of each cell that defines one of ``names`` in ``namespace`` (a class: its methods' cells)."""
-    files = []
-    for name in names:
-        obj = namespace.get(name)
-        functions = vars(obj).values() if isinstance(obj, type) else [obj]
-        for code in [getattr(f, "__code__", None) for f in functions]:
-            if code and linecache.getlines(code.co_filename) and code.co_filename not in files:
-                files.append(code.co_filename)
-    return ["".join(linecache.getlines(f)) for f in files]
+def executed_cells() -> list[str]:
+    """The source of every cell this IPython kernel has run so far, in order (the current one last)."""
+    try:
+        shell = get_ipython()  # noqa: F821  (defined in an IPython kernel)
+    except NameError:
+        raise RuntimeError("load_submission runs in a notebook kernel (IPython)") from None
+    return list(shell.history_manager.input_hist_raw[1:])
 
 
 class Tally:
@@ -88,20 +86,22 @@ class Tally:
         return score
 
 
-def prepare(namespace: dict):
-    """``(load_submission, course_untouched)`` bound to the notebook's ``namespace``."""
+def prepare(namespace: dict, history=executed_cells):
+    """``(load_submission, course_untouched)`` for the notebook whose cells ``history()`` gives (IPython's input
+    history in a kernel; ``namespace``, the notebook's globals, is what the setup cell passes)."""
     before = fingerprint()
     directories: list[str] = []
 
     def load_submission(*names):
-        """Make the cells that define ``names`` the module ``submission`` the tests import; a fresh Tally."""
-        cells = cell_sources(namespace, names)
-        if not cells:
+        """Make the learner's cells that define ``names`` the module ``submission`` (course/answer_cells.py: the
+        rule the out-of-kernel regrade uses too); a fresh Tally."""
+        source, missing = Cells(history()).module(names)
+        if len(missing) == len(names):
             raise NameError(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above first)")
         directory = tempfile.mkdtemp(prefix="submission-")
         atexit.register(shutil.rmtree, directory, True)
         with open(os.path.join(directory, "submission.py"), "w", encoding="utf-8") as file:
-            file.write("\n\n".join(cells))
+            file.write(source)
         sys.path[:] = [directory] + [p for p in sys.path if p not in directories]
         rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in directories]
         os.environ["PYTHONPATH"] = os.pathsep.join([directory] + rest)

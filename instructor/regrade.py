@@ -5,57 +5,74 @@
     python instructor/regrade.py ch02 --apply             # also write the trusted scores into gradebook.db
 
 In the kernel, a student's code runs next to the tests and can change what they see (see the README), so
-nbgrader's score proves little on its own.  This script takes every submitted notebook
-(``submitted/<student>/ASSIGNMENT/*.ipynb``) and, for each exercise of the assignment (a test cell ``<id>_tests``
-in ``source/ASSIGNMENT/``), writes the cells that define the names the tests import to one file, as
-``load_submission`` does in the kernel (the last cell that defines each name).  The judge grades that file: a
-checker process that never imports it, the student's code in a contained process (``practice.sandbox.grade``).
-It scores by the course's one rule, as the judge and the notebook's test cells do (``course.scoring``): points x
-passed / tests.
+nbgrader's score proves little on its own.  This script grades every submitted notebook
+(``submitted/<student>/ASSIGNMENT/*.ipynb``) again, outside any kernel and from a world the kernels could not
+have touched:
+
+- **A pristine copy.**  The judge, the course library, the tests and the assignment's source notebooks come from
+  the repository's last commit (``git archive HEAD``), not from the files on disk: a kernel that rewrote
+  ``course/sim.py`` changes nothing here.  Every file that differs on disk is reported by name.  The modules of
+  the Python installation the checker imports (torch, ...) are checked against pip's records of what it
+  installed; a modified one is named, and then nothing is regraded (there is no pristine copy of it here).
+- **Each student alone.**  A notebook is read with bounds on its size, its cells and their length before anything
+  parses it, each cell is parsed once, and any error (a malformed notebook, a cell without source, a crash of
+  the grader) gives that student's rows ``not regraded`` with the reason; the others are graded all the same.
+- **The kernel's rule.**  The code of each exercise is picked from the student's cells by the rule
+  ``load_submission`` uses in the kernel (course/answer_cells.py), then graded by the judge's sandbox: a checker
+  process that never imports it, the student's code in a contained process (``practice.sandbox.grade``).  It
+  scores by the course's one rule, as the judge and the notebook's test cells do (``course.scoring``): points x
+  passed / tests.
 
 It writes ``regrade-ASSIGNMENT.csv`` in the course directory, one row per student and exercise:
-``student, exercise, nbgrader, regrade, max, flag``: nbgrader's score from the gradebook (empty when not
-autograded), the regrade, the exercise's points, and ``suspicious`` where nbgrader's score is higher than the
-regrade's.  ``--apply`` then writes every regraded score that differs from nbgrader's into the gradebook
-(``instructor/apply_scores.py``: the cell's manual score, a comment saying why, suspicious notebooks flagged), so
-that the formgrader, the feedback and ``nbgrader export`` show the trusted scores.  Exit status: 0; 1 when a
-submission could not be regraded (its row has an empty regrade); 2 for bad usage.
+``student, exercise, nbgrader, regrade, max, flag, reason``: nbgrader's score from the gradebook (empty when not
+autograded), the regrade (empty when not regraded), the exercise's points, the flag (``suspicious`` where
+nbgrader's score is higher than the regrade's, ``not regraded``) and why not.  ``--apply`` then writes every
+regraded score that differs from nbgrader's into the gradebook (``instructor/apply_scores.py``: the cell's manual
+score, a comment saying why, suspicious notebooks flagged), so that the formgrader, the feedback and ``nbgrader
+export`` show the trusted scores.  Exit status: 0; 1 when a row is not regraded; 2 for bad usage; 130 when
+interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import base64
+import contextlib
 import csv
+import hashlib
 import io
+import json
+import os
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from course.files import write_file  # noqa: E402
-from instructor.apply_scores import apply_scores  # noqa: E402
-from practice.exercises import JudgeError, Problem, load_problems  # noqa: E402
-from practice.sandbox import grade  # noqa: E402
-
-COLUMNS = ("student", "exercise", "nbgrader", "regrade", "max", "flag")
+COLUMNS = ("student", "exercise", "nbgrader", "regrade", "max", "flag", "reason")
 TESTS_SUFFIX = "_tests"
+PRISTINE = ("course", "practice", "instructor")   # what the regrade takes from the commit
+MAX_NOTEBOOK = 32 << 20    # bytes of one submitted notebook
+MAX_JSON_DEPTH = 64        # nesting of its JSON (a notebook needs about 6)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class UsageError(Exception):
     """Bad arguments or a course directory without this assignment (exit 2)."""
 
 
+class NotRegraded(Exception):
+    """This student's notebook cannot be regraded; the message says why (one line)."""
+
+
 @dataclass
 class Exercise:
-    problem: Problem
+    problem: object        # practice.exercises.Problem
     grade_id: str          # of the solution cell; the test cell is grade_id + "_tests"
     notebook: str          # the notebook's name without .ipynb
     names: list[str]       # what the test cell passes to load_submission
@@ -68,23 +85,164 @@ class Row:
     nbgrader: float | None
     regrade: float | None
     max: float
-    error: str = ""
+    reason: str = ""
 
     @property
     def flag(self) -> str:
-        suspicious = self.nbgrader is not None and self.regrade is not None and self.nbgrader > self.regrade
-        return "suspicious" if suspicious else ""
+        if self.regrade is None:
+            return "not regraded"
+        return "suspicious" if self.nbgrader is not None and self.nbgrader > self.regrade else ""
 
     def cells(self) -> list[str]:
         number = lambda x: "" if x is None else f"{x:g}"  # noqa: E731
         return [self.student, self.exercise, number(self.nbgrader), number(self.regrade), number(self.max),
-                self.flag]
+                self.flag, self.reason]
 
 
-def nbgrader_meta(cell) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta if isinstance(meta, dict) else {}
+# ---- the pristine copy ------------------------------------------------------------------------------------------
 
+@dataclass
+class Pristine:
+    root: Path                 # where course/, practice/ and instructor/ of the commit are
+    commit: str                # "" when the repository is not a git checkout (then root is the working tree)
+    differences: list[str]     # files on disk that differ from the commit: "course/sim.py (modified)"
+
+
+@contextlib.contextmanager
+def pristine_copy(repository: Path = ROOT):
+    """The commit's course/, practice/ and instructor/ in a temporary directory, and what differs on disk.  Not a
+    git checkout: the working tree itself, said so."""
+    try:
+        commit = _git(repository, "rev-parse", "HEAD").decode().strip()
+        archive = _git(repository, "archive", "--format=tar", "HEAD", "--", *PRISTINE)
+    except (OSError, subprocess.CalledProcessError):
+        yield Pristine(repository, "", ["not a git checkout: graded from the files on disk, unverified"])
+        return
+    with tempfile.TemporaryDirectory(prefix="regrade-pristine-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        yield Pristine(Path(tmp), commit, _differences(Path(tmp), repository))
+
+
+def _git(repository: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repository), *args], capture_output=True, check=True, timeout=120).stdout
+
+
+def _differences(pristine: Path, repository: Path) -> list[str]:
+    """Files of the commit that are modified or gone on disk, and Python files on disk the commit does not have."""
+    found = []
+    committed = {p.relative_to(pristine) for p in pristine.rglob("*") if p.is_file()}
+    for name in sorted(committed):
+        disk = repository / name
+        if not disk.is_file():
+            found.append(f"{name.as_posix()} (deleted)")
+        elif disk.read_bytes() != (pristine / name).read_bytes():
+            found.append(f"{name.as_posix()} (modified)")
+    for top in ("course", "practice"):
+        for disk in sorted((repository / top).rglob("*.py")):
+            name = disk.relative_to(repository)
+            if name not in committed and "workspace" not in name.parts:
+                found.append(f"{name.as_posix()} (added)")
+    return found
+
+
+PROBE = """
+import importlib, json, site, sys
+sys.path.insert(0, sys.argv[1])
+for name in json.loads(sys.argv[2]):
+    importlib.import_module(name)
+loaded = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+with open("/proc/self/maps") as f:
+    loaded += [line.split()[-1] for line in f if line.rstrip().endswith(".so") or ".so." in line]
+print(json.dumps({"files": sorted({f for f in loaded if f}), "site": site.getsitepackages()}))
+"""
+
+
+def installation_changes(pristine: Path, modules: list[str]) -> list[str]:
+    """Files of the Python installation that the checker loads (importing ``modules``) and that are not as pip
+    installed them, and .pth files (run by every interpreter at start) that no installed package owns."""
+    out = subprocess.run([sys.executable, "-I", "-c", PROBE, str(pristine), json.dumps(modules)],
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        return [f"the checker's modules do not import: {out.stderr.strip().splitlines()[-1:]}"]
+    probe = json.loads(out.stdout)
+    return unrecorded([Path(f) for f in probe["files"]], [Path(s) for s in probe["site"]], pristine)
+
+
+def unrecorded(files: list[Path], sites: list[Path], pristine: Path) -> list[str]:
+    """Which of ``files`` (and of the .pth files of ``sites``) inside the site directories differ from the hash
+    in their package's RECORD, or belong to no package."""
+    from importlib.metadata import distributions
+
+    sites = [s.resolve() for s in sites]
+    recorded = {}
+    for dist in distributions(path=[str(s) for s in sites]):
+        for f in dist.files or ():
+            if f.hash is not None:
+                recorded[Path(f.locate()).resolve()] = (f.hash.mode, f.hash.value)
+    changes = []
+    pth = [p for s in sites for p in s.glob("*.pth")]
+    for path in sorted({f.resolve() for f in files} | {p.resolve() for p in pth}):
+        if not any(path.is_relative_to(s) for s in sites) or path.is_relative_to(pristine.resolve()):
+            continue   # the standard library is the interpreter's own; the course comes from the commit
+        if path not in recorded:
+            if path.suffix in (".py", ".pth", ".so") and path.exists():
+                changes.append(f"{path} (installed by no package)")
+            continue
+        mode, value = recorded[path]
+        try:
+            digest = base64.urlsafe_b64encode(hashlib.new(mode, path.read_bytes()).digest()).rstrip(b"=").decode()
+        except (OSError, ValueError):
+            digest = ""
+        if digest != value:
+            changes.append(f"{path} (modified)")
+    return changes
+
+
+# ---- reading what students handed in ----------------------------------------------------------------------------
+
+def read_notebook(path: Path) -> list[dict]:
+    """The cells of a submitted notebook as plain dicts, read with bounds before anything parses them.  Raises
+    NotRegraded with a one-line reason."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise NotRegraded(f"no notebook {path.name} ({e.strerror})") from None
+    if size > MAX_NOTEBOOK:
+        raise NotRegraded(f"{path.name} is {size >> 20} MiB, more than {MAX_NOTEBOOK >> 20} MiB")
+    data = path.read_bytes()
+    depth = deepest = 0
+    for byte in data.translate(None, _NOT_BRACKETS):   # inside strings too: an upper bound, before json parses
+        depth += 1 if byte in (91, 123) else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_JSON_DEPTH:
+        raise NotRegraded(f"{path.name} nests deeper than {MAX_JSON_DEPTH} levels: not a notebook")
+    try:
+        nb = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise NotRegraded(f"{path.name} is not JSON: {str(e)[:100]}") from None
+    cells = nb.get("cells") if type(nb) is dict else None
+    if type(cells) is not list:
+        raise NotRegraded(f"{path.name} has no list of cells")
+    return [c for c in cells if type(c) is dict]
+
+
+def cell_source(cell: dict) -> str | None:
+    """A cell's source as nbformat writes it (a string or a list of strings); None when it is neither."""
+    source = cell.get("source", "")
+    if type(source) is list and all(type(s) is str for s in source):
+        return "".join(source)
+    return source if type(source) is str else None
+
+
+def grade_id(cell: dict) -> str:
+    meta = cell.get("metadata")
+    nb = meta.get("nbgrader") if type(meta) is dict else None
+    gid = nb.get("grade_id") if type(nb) is dict else None
+    return gid if type(gid) is str else ""
+
+
+# ---- the assignment ---------------------------------------------------------------------------------------------
 
 def loaded_names(test_cell_source: str) -> list[str]:
     """The string arguments of the test cell's ``load_submission(...)`` call."""
@@ -94,53 +252,32 @@ def loaded_names(test_cell_source: str) -> list[str]:
     return []
 
 
-def exercises(course: Path, assignment: str, problems: list[Problem]) -> list[Exercise]:
-    """The exercises of ``assignment``, read from its source notebooks (the instructor's copy)."""
-    source = course / "source" / assignment
+def exercises(source: Path, problems: list) -> tuple[list[Exercise], set[str]]:
+    """The exercises of the assignment whose source notebooks are in ``source`` (the instructor's copy), and the
+    grade ids of its locked cells (what nbgrader restores before it runs a notebook)."""
     notebooks = sorted(source.glob("*.ipynb"))
     if not notebooks:
-        raise UsageError(f"no notebooks in {source}: is {assignment!r} an assignment of this course?")
-    by_id = {p.slug.replace("-", "_"): p for p in problems}
-    found = []
+        raise UsageError(f"no notebooks in {source}: is {source.name!r} an assignment of this course?")
+    by_id = {p.grade_id: p for p in problems}
+    found, locked = [], set()
     for path in notebooks:
-        for cell in nbformat.read(path, as_version=4).cells:
-            grade_id = nbgrader_meta(cell).get("grade_id", "")
-            if nbgrader_meta(cell).get("grade") and grade_id.endswith(TESTS_SUFFIX):
-                exercise_id = grade_id[: -len(TESTS_SUFFIX)]
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("locked"):
+                locked.add(meta.get("grade_id"))
+            gid = meta.get("grade_id", "")
+            if meta.get("grade") and gid.endswith(TESTS_SUFFIX):
+                exercise_id = gid[: -len(TESTS_SUFFIX)]
                 if exercise_id not in by_id:
-                    raise UsageError(f"{path}: test cell {grade_id!r} matches no exercise in practice/problems")
-                found.append(Exercise(by_id[exercise_id], exercise_id, path.stem, loaded_names(cell.source)))
+                    raise UsageError(f"{path}: test cell {gid!r} matches no exercise in practice/problems")
+                found.append(Exercise(by_id[exercise_id], exercise_id, path.stem, loaded_names(cell_source(cell))))
     if not found:
         raise UsageError(f"{source} has no test cells (grade_id ending in {TESTS_SUFFIX!r})")
-    return found
-
-
-def defined_names(source: str) -> set[str]:
-    """Top-level functions and classes a cell defines (none when it does not parse: it could not run either)."""
-    try:
-        body = ast.parse(source).body
-    except SyntaxError:
-        return set()
-    return {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-
-
-def submission_source(nb, exercise: Exercise, locked: set[str]) -> str:
-    """The student's cells for ``exercise``: for each name, the last cell that defines it (what the kernel would
-    have bound last), in the order load_submission takes them; the solution cell itself when none does."""
-    own = [c for c in nb.cells if c.get("cell_type") == "code" and nbgrader_meta(c).get("grade_id") not in locked]
-    chosen: list[int] = []
-    for name in exercise.names:
-        cells = [i for i, c in enumerate(own) if name in defined_names(c.source)]
-        if cells and cells[-1] not in chosen:
-            chosen.append(cells[-1])
-    if not chosen:
-        chosen = [i for i, c in enumerate(own) if nbgrader_meta(c).get("grade_id") == exercise.grade_id][:1]
-    return "\n\n".join(own[i].source for i in chosen) + "\n"
+    return found, locked
 
 
 def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], float | None]:
-    """(student, test cell grade_id) -> nbgrader's in-kernel (auto) score, None when not autograded; {} without a
-    gradebook.  (A manual score, e.g. one ``--apply`` wrote, is not nbgrader's.)"""
+    """(student, test cell grade_id) -> nbgrader's score, for autograded submissions; {} without a gradebook."""
     db = course / "gradebook.db"
     if not db.is_file():
         return {}
@@ -155,60 +292,135 @@ def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], flo
         for submission in submissions:
             for notebook in submission.notebooks:
                 for g in notebook.grades:
-                    scores[submission.student_id, g.name] = g.auto_score
+                    scores[submission.student_id, g.name] = g.auto_score   # in-kernel; a manual score is not nbgrader's
     return scores
 
 
-def regrade_one(student: str, exercise: Exercise, source: str | None, workdir: Path) -> tuple[float | None, str]:
-    if source is None:
-        return None, "no notebook"
-    path = workdir / student / f"{exercise.grade_id}.py"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(source, encoding="utf-8")
-    try:
-        result = grade(exercise.problem, path)
-    except JudgeError:
-        raise   # the judge's own files are wrong: nothing can be regraded
-    except Exception as e:  # noqa: BLE001  (one submission that cannot be graded must not stop the others)
-        return None, f"{type(e).__name__}: {e}"[:200]
-    return result.score, ""   # course.scoring's rule, as the judge and the notebook
+# ---- one student ------------------------------------------------------------------------------------------------
 
-
-def regrade(course: Path, assignment: str, workers: int = 2) -> list[Row]:
-    problems = load_problems()
-    found = exercises(course, assignment, problems)
-    locked = {nbgrader_meta(c).get("grade_id") for path in (course / "source" / assignment).glob("*.ipynb")
-              for c in nbformat.read(path, as_version=4).cells if nbgrader_meta(c).get("locked")}
-    submitted = course / "submitted"
-    students = sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir()) if submitted.is_dir() else []
-    nbgrader = gradebook_scores(course, assignment)
-    jobs, errors = [], {}
-    for student in students:
-        notebooks = {}
-        for name in {e.notebook for e in found}:
-            try:
-                notebooks[name] = nbformat.read(submitted / student / assignment / f"{name}.ipynb", as_version=4)
-            except (OSError, ValueError) as e:   # missing or not a notebook
-                errors[student, name] = f"{type(e).__name__}: {e}"[:200]
-        for e in found:
-            nb = notebooks.get(e.notebook)
-            jobs.append((student, e, None if nb is None else submission_source(nb, e, locked)))
-    with tempfile.TemporaryDirectory(prefix="regrade-") as tmp, ThreadPoolExecutor(workers) as pool:
-        results = list(pool.map(lambda job: regrade_one(*job, Path(tmp)), jobs))
+def grade_student(student: str, folder: Path, found: list[Exercise], locked: set[str],
+                  nbgrader: dict, workdir: Path) -> list[Row]:
+    """One row per exercise for the student whose notebooks are in ``folder``: never raises, never stops."""
     rows = []
-    for (student, e, _), (score, error) in zip(jobs, results):
-        error = error and errors.get((student, e.notebook), error)
-        rows.append(Row(student, e.problem.slug, nbgrader.get((student, e.grade_id + TESTS_SUFFIX)), score,
-                        float(e.problem.points), error))
+    notebooks: dict[str, object] = {}
+    for e in found:
+        row = Row(student, e.problem.slug, nbgrader.get((student, e.grade_id + TESTS_SUFFIX)), None,
+                  float(e.problem.points))
+        try:
+            if e.notebook not in notebooks:
+                notebooks[e.notebook] = _learner_cells(folder / f"{e.notebook}.ipynb", locked)
+            cells = notebooks[e.notebook]
+            if isinstance(cells, NotRegraded):
+                raise cells
+            row.regrade = _grade_exercise(e, cells, workdir / student)
+        except NotRegraded as why:
+            row.reason = str(why)
+        except Exception as why:  # noqa: BLE001  (one student, one exercise: never the batch)
+            row.reason = f"{type(why).__name__}: {str(why)[:200]}".replace("\n", " ")
+        rows.append(row)
     return rows
 
 
+def _learner_cells(path: Path, locked: set[str]):
+    """The notebook's cells parsed once (course.answer_cells.Cells) and where each test cell stands; or the
+    NotRegraded that says why not."""
+    from course.answer_cells import Cells  # noqa: PLC0415  (from the pristine copy)
+
+    try:
+        sources, tests = [], {}
+        for cell in read_notebook(path):
+            gid = grade_id(cell)
+            if gid.endswith(TESTS_SUFFIX):
+                tests.setdefault(gid, len(sources))
+            if cell.get("cell_type") != "code" or gid in locked:
+                continue
+            source = cell_source(cell)
+            sources.append(source if source is not None else "")
+        return Cells(sources), tests
+    except NotRegraded as e:
+        return e
+
+
+def _grade_exercise(e: Exercise, learner, workdir: Path) -> float:
+    from practice.sandbox import grade  # noqa: PLC0415  (from the pristine copy)
+
+    cells, tests = learner
+    source, _ = cells.module(e.names, before=tests.get(e.grade_id + TESTS_SUFFIX))
+    path = workdir / f"{e.grade_id}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source, encoding="utf-8")
+    result = grade(e.problem, path)
+    return result.score   # course.scoring's rule, as the judge and the notebook
+
+
+# ---- the class ----------------------------------------------------------------------------------------------------
+
+@dataclass
+class Report:
+    rows: list[Row]
+    pristine: Pristine
+    installation: list[str]
+
+
+def regrade(course: Path, assignment: str, workers: int = 2, repository: Path = ROOT) -> Report:
+    """Every student's rows, graded from a pristine copy of ``repository`` (see the module docstring)."""
+    course = course.resolve()
+    with pristine_copy(repository) as pristine:
+        sys.path.insert(0, str(pristine.root))
+        try:
+            return _regrade(course, assignment, workers, repository, pristine)
+        finally:
+            sys.path.remove(str(pristine.root))
+
+
+def _regrade(course: Path, assignment: str, workers: int, repository: Path, pristine: Pristine) -> Report:
+    from practice import sandbox  # noqa: PLC0415  (imported here: from the pristine copy)
+    from practice.exercises import PROBLEMS, load_problems, read_tests  # noqa: PLC0415
+
+    if Path(sandbox.__file__).resolve().parent.parent != pristine.root.resolve():
+        raise UsageError(f"the judge was already imported from {sandbox.__file__}: run the regrade in a fresh "
+                         "process")
+    source = course / "source" / assignment
+    if course == (repository / "instructor").resolve() and pristine.commit:
+        source = pristine.root / "instructor" / "source" / assignment   # the assignment as committed
+    problems = load_problems(PROBLEMS, pristine.root / "solutions")
+    found, locked = exercises(source, problems)
+    for e in found:
+        read_tests(e.problem)   # the commit's own tests: a JudgeError here is the commit's, for everyone
+    modules = sorted({"practice.checker", "practice.wire", "course.checks", "course.plan"}
+                     | {m for e in found for t in e.problem.tests.values() for m in t.imports})
+    installation = installation_changes(pristine.root, modules)
+    sandbox.HIDDEN[:] = [str(repository), str(course)]   # the learner process sees neither
+    submitted = course / "submitted"
+    students = sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir()) if submitted.is_dir() else []
+    nbgrader = gradebook_scores(course, assignment)
+    if installation:
+        why = f"the Python installation is modified: {installation[0]}"
+        rows = [Row(s, e.problem.slug, nbgrader.get((s, e.grade_id + TESTS_SUFFIX)), None, float(e.problem.points),
+                    why) for s in students for e in found]
+        return Report(rows, pristine, installation)
+    with tempfile.TemporaryDirectory(prefix="regrade-") as tmp, ThreadPoolExecutor(workers) as pool:
+        per_student = pool.map(lambda s: grade_student(s, submitted / s / assignment, found, locked, nbgrader,
+                                                       Path(tmp)), students)
+        rows = [row for rows in per_student for row in rows]
+    return Report(rows, pristine, installation)
+
+
 def write_csv(rows: list[Row], path: Path) -> None:
+    """Written beside ``path`` and renamed over it, as course/files.py writes (not imported: the course this
+    process imported is the pristine copy, gone by now), so a failed write leaves the old table whole."""
     text = io.StringIO(newline="")
     out = csv.writer(text)
     out.writerow(COLUMNS)
     out.writerows(row.cells() for row in rows)
-    write_file(path, text.getvalue())
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def main(argv=None) -> int:
@@ -216,7 +428,7 @@ def main(argv=None) -> int:
     parser.add_argument("assignment", help="e.g. ch02")
     parser.add_argument("--course-dir", type=Path, default=Path(__file__).resolve().parent,
                         help="the nbgrader course directory (default: instructor/)")
-    parser.add_argument("--workers", type=int, default=2, help="submissions graded at once (default 2)")
+    parser.add_argument("--workers", type=int, default=2, help="students graded at once (default 2)")
     parser.add_argument("--apply", action="store_true", help="write the regraded scores into gradebook.db (manual "
                         "score and a comment on each changed cell, suspicious notebooks flagged)")
     args = parser.parse_args(argv)
@@ -226,22 +438,36 @@ def main(argv=None) -> int:
             raise UsageError(f"--workers must be a positive integer, got {args.workers}")
         if not args.course_dir.is_dir():
             raise UsageError(f"no such course directory: {args.course_dir}")
-        rows = regrade(args.course_dir, args.assignment, args.workers)
-    except (UsageError, JudgeError) as e:
-        print(f"regrade: {e}", file=sys.stderr)
+        report = regrade(args.course_dir, args.assignment, args.workers)
+    except KeyboardInterrupt:
+        print("regrade: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001  (bad usage, or the commit's own files: one line, no traceback)
+        print(f"regrade: {e}".splitlines()[0], file=sys.stderr)
         return 2
+    rows = report.rows
     out = args.course_dir / f"regrade-{args.assignment}.csv"
     write_csv(rows, out)
-    applied = apply_scores(args.course_dir, args.assignment, rows, out.name) if args.apply else []
+    if args.apply:
+        from apply_scores import apply_scores  # noqa: PLC0415  (beside this script; nbgrader only when asked)
+        applied = apply_scores(args.course_dir, args.assignment, rows, out.name)
+    else:
+        applied = []
     failed = [r for r in rows if r.regrade is None]
-    suspicious = [r for r in rows if r.flag]
+    suspicious = [r for r in rows if r.flag == "suspicious"]
     students, exercises_ = len({r.student for r in rows}), len({r.exercise for r in rows})
-    print(f"regraded {args.assignment}: {students} students x {exercises_} exercises in "
-          f"{time.monotonic() - start:.0f} s -> {out}")
+    commit = report.pristine.commit
+    print(f"regraded {args.assignment} from commit {commit[:12]}: " if commit else f"regraded {args.assignment}: ",
+          end="")
+    print(f"{students} students x {exercises_} exercises in {time.monotonic() - start:.0f} s -> {out}")
+    for line in report.pristine.differences:
+        print(f"  not as committed (graded from the commit): {line}" if commit else f"  {line}")
+    for line in report.installation:
+        print(f"  the Python installation is modified: {line}")
     for r in suspicious:
         print(f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}")
     for r in failed:
-        print(f"  not regraded: {r.student} {r.exercise}: {r.error}")
+        print(f"  not regraded: {r.student} {r.exercise}: {r.reason}")
     for line in applied:
         print(f"  gradebook: {line}")
     print(f"{len(suspicious)} suspicious, {len(failed)} not regraded")

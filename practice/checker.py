@@ -61,7 +61,7 @@ class Learner:
         wire = self.wire
         try:
             wire.send(self.requests, {"op": op, **fields}, self.deadline)
-            reply = wire.receive(self.replies, self.deadline)
+            reply = wire.receive(self.replies, self.deadline, reply=True)
         except wire.WireTimeout:
             self.dead = LearnerTimeout("学习者进程 (learner process) 在时限内没有回答 (no answer before the deadline)")
         except wire.WireClosed:

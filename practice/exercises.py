@@ -6,7 +6,7 @@ the nbgrader generator (instructor/generate.py) both read exercises through this
 an exercise and one parser of test files.
 
 ``problems/SHA256SUMS`` holds the digest of every test file and of every file the grading trusts (the judge's own
-modules, ``course/checks.py``, ``course/live_checks.py``), as paths relative to ``problems/`` (so
+modules, ``course/checks.py``, ``course/live_checks.py``, ``course/live/relay.py``), as paths relative to ``problems/`` (so
 ``sha256sum -c SHA256SUMS`` works there).  ``read_tests`` refuses to grade when one of them changed.
 """
 
@@ -36,8 +36,9 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 KINDS = {"derive": ("推导题", "derive"), "design": ("设计题", "design"), "implement": ("实现题", "implement")}
 # What the grading trusts besides the test files (paths from the repository root).
 TRUSTED_FILES = ("practice/exercises.py", "practice/sandbox.py", "practice/checker.py", "practice/learner.py",
-                 "practice/wire.py", "practice/judge.py", "course/checks.py", "course/live_checks.py",
-                 "course/i18n.py", "course/twins.py")
+                 "practice/contain.py", "practice/wire.py", "practice/judge.py", "course/checks.py",
+                 "course/live_checks.py", "course/live/relay.py", "course/i18n.py", "course/twins.py",
+                 "course/scoring.py")
 
 
 class JudgeError(Exception):

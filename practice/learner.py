@@ -1,9 +1,11 @@
 """The learner process: imports the submission and answers the checker's requests with plain data.
 
-Started by practice/sandbox.py as ``python -I -u learner.py`` in its own session, under resource limits, in a
-directory that holds only ``submission.py``.  Nothing this process says is trusted: it computes no verdict and holds
-no key.  It only turns requests into calls of the learner's functions and their results (or exceptions) into plain
-data (practice/wire.py).  Requests, one frame each::
+Started by practice/sandbox.py as ``python -I -u -B learner.py`` in its own session, under resource limits, in a
+directory that holds only ``submission.py``; before it reads a request it enters the walls of practice/contain.py
+(its own pid, mount, IPC and network namespaces, a minimal read-only view of the files, another uid as root).
+Nothing this process says is trusted: it computes no verdict and holds no key.  It only turns requests into calls
+of the learner's functions and their results (or exceptions) into plain data (practice/wire.py).  Requests, one
+frame each::
 
     {"op": "import", "names": [...], "forbid": {function: [modules]}}  ->  {"ok": {name: {"kind": ...}}}
     {"op": "call", "name": f, "args": [...], "kwargs": {...}}  ->  {"ok": value} | {"raised": exception}
@@ -42,9 +44,9 @@ class ForbiddenCall(RuntimeError):
 def main() -> None:
     header = json.loads(sys.stdin.read())
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    _drop_privileges()
-    requests, replies = (_move_high(header[k]) for k in ("requests", "replies"))
     sys.path.append(ROOT)
+    _confine(header.get("view"))
+    requests, replies = (_move_high(header[k]) for k in ("requests", "replies"))
     from practice import wire
     import course.checks
     import course.plan  # noqa: F401  (Plans passed in are rebuilt with it)
@@ -96,7 +98,7 @@ def main() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         try:
-            wire.send(replies, reply)
+            wire.send(replies, reply, reply=True)
         except (OSError, ValueError, wire.WireError):
             try:
                 wire.send(replies, {"raised": {"module": "builtins", "name": "TypeError", "mro": [],
@@ -118,44 +120,20 @@ def _move_high(fd: int) -> int:
     return high
 
 
-def _drop_privileges() -> None:
-    """Before any learner code: die with the judge, no new privileges, and (as root) no capabilities at all, so
-    that the learner's code can neither ptrace nor read the memory of the (non-dumpable) checker and judge."""
+def _confine(view: dict | None) -> None:
+    """Before any learner code: die with the judge, then the walls of practice/contain.py (``view``), or where the
+    judge found no namespace to make, no new privileges and no capability."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG: a SIGKILLed judge takes this along
+    from practice import contain
+    if view is None:
+        contain.without_namespaces()
+        return
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return
-    libc.prctl(1, signal.SIGKILL, 0, 0, 0)         # PR_SET_PDEATHSIG: a SIGKILLed judge takes this process along
-    libc.prctl(38, 1, 0, 0, 0)                     # PR_SET_NO_NEW_PRIVS: no setuid binary gives anything back
-    if os.geteuid() != 0:
-        return
-    _read_only_files(libc, os.getcwd())
-    for cap in range(64):
-        libc.prctl(24, cap, 0, 0, 0)               # PR_CAPBSET_DROP
-    libc.prctl(28, 0x2F, 0, 0, 0)                  # PR_SET_SECUREBITS: NOROOT, NO_SETUID_FIXUP (+ locked)
-    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    data = (ctypes.c_uint32 * 6)()                 # effective, permitted, inheritable: all empty
-    if libc.capset(header, data) != 0:
-        raise SystemExit(f"learner: cannot drop capabilities (errno {ctypes.get_errno()})")
-
-
-def _read_only_files(libc, workdir: str) -> None:
-    """A private mount namespace where every file system is read-only except this process's own directory (and
-    /proc, /dev): the learner's code cannot rewrite the repository, the judge or torch for a later import."""
-    ms_rdonly, ms_remount, ms_bind, ms_rec, ms_private = 1, 32, 4096, 16384, 1 << 18
-    if libc.unshare(0x20000) != 0:   # CLONE_NEWNS; where it is refused, the files stay as writable as the user's
-        return
-    libc.mount(None, b"/", None, ms_rec | ms_private, None)
-    libc.mount(workdir.encode(), workdir.encode(), None, ms_bind, None)
-    keep = {"nosuid": 2, "nodev": 4, "noexec": 8}
-    with open("/proc/self/mountinfo") as f:
-        mounts = [line.split() for line in f]
-    for fields in mounts:
-        point, options = fields[4], fields[5].split(",")
-        if point == workdir or point.startswith(("/proc", "/dev")) or "ro" in options:
-            continue
-        flags = ms_remount | ms_bind | ms_rdonly | sum(v for k, v in keep.items() if k in options)
-        libc.mount(None, point.encode(), None, flags, None)
+        contain.enter(view)
+    except OSError as e:
+        print(f"learner: the sandbox could not be set up: {e}", flush=True)
+        os._exit(70)
 
 
 def describe(obj) -> dict:

@@ -2,26 +2,31 @@
 
 For each test file (``run_test_file``):
 
-1. A fresh temporary directory holds ``checker/test_*.py`` (the verified source) and ``learner/submission.py``.
-2. The checker (practice/checker.py) starts first, imports what the test imports, and says "ready" on the verdict
-   pipe.  It never imports the learner's code (see its docstring for how ``from submission import f`` works).
+1. A fresh temporary directory holds ``checker/test_*.py`` (the verified source), ``learner/submission.py``,
+   ``relay/`` (where live-1f1b's checker listens) and ``root/`` (an empty mount point for the learner's view).
+2. The checker (practice/checker.py) starts first, under an address-space limit, imports what the test imports,
+   and says "ready" on the verdict pipe.  It never imports the learner's code (see its docstring for how
+   ``from submission import f`` works).
 3. Then the learner process (practice/learner.py) starts: a new session, resource limits set before it reads its
-   header (CPU time, address space, file size, open files, processes), its output going to a file.  When the judge
-   runs as root it sees every file system read-only except its own directory, then drops every capability; it
-   holds only its two pipes to the checker.  The judge and the
-   checker are not dumpable, so a process of the same user can neither read their memory nor open their pipes
-   through /proc.
+   header (CPU time, address space, file size, open files, processes), its output going to a file.  Before any
+   learner code it enters the walls of practice/contain.py (``_view``: its own pid, mount, IPC and network
+   namespaces, a read-only view of only the system, the interpreter, ``course/``, its half of ``practice/`` and
+   its submission, private /tmp and /dev/shm, an unused uid as root); where this machine makes no namespace
+   (``isolation()`` is ""), it only drops its capabilities, and the verdict says so.  It holds only its two pipes
+   to the checker.  The judge and the checker are not dumpable, so a process of the same user can neither read
+   their memory nor open their pipes through /proc.
 4. The judge reads signed records from the checker with a deadline and a bounded buffer, and every 50 ms looks at
    the learner's whole process tree: more than ``MAX_PROCESSES`` processes or ``MAX_RESIDENT`` bytes resident in
-   total, and the tree is killed (and the largest tree when all test files running at once hold more than
-   ``ALL_RESIDENT``; ``RLIMIT_NPROC`` bounds the processes of them all).  The judge is a child subreaper
-   (``PR_SET_CHILD_SUBREAPER``), so a process that calls ``setsid()`` and loses its parent is re-parented to the
-   judge and found there.
-5. At the end, on every path (normal, timeout, crash, the judge's own SIGINT/SIGTERM): the checker, the learner's
-   process group, every process the watch saw in the tree and every orphan carrying this run's marker are killed,
-   and the directory is removed.
+   total (its tmpfs included), and the tree is killed (and the largest tree when all test files running at once
+   hold more than ``ALL_RESIDENT``); the checker beyond ``CHECKER_RESIDENT``.  Without namespaces the judge is also
+   what catches escapers: it is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so a process that calls
+   ``setsid()`` and loses its parent is re-parented to the judge and found there.
+5. At the end, on every path (normal, timeout, crash, the judge's own SIGINT/SIGTERM): the checker and the
+   learner's tree (with it its init, and so everything in its namespaces) are killed, then every process the watch
+   saw and every orphan of this run, and the directory is removed.
 
-``grade(problem, path) -> Grade`` grades one source file for one exercise (also used by instructor/regrade.py).
+``grade(problem, path) -> Grade`` grades one source file for one exercise (also used by instructor/regrade.py);
+it sweeps its own orphans, whoever calls it.
 """
 
 from __future__ import annotations
@@ -46,20 +51,25 @@ from pathlib import Path
 import psutil
 
 from course.scoring import partial_points
+from practice import contain
 from practice.exercises import REPO, JudgeError, Problem, TestFile, read_tests
 
 PRACTICE = Path(__file__).resolve().parent
 CHECKER, LEARNER = PRACTICE / "checker.py", PRACTICE / "learner.py"
+LEARNER_FILES = ("__init__.py", "contain.py", "learner.py", "wire.py")   # all of practice/ the learner sees
 VERDICTS = ("passed", "failed", "error", "timeout", "crashed")
 OUTPUT_SHOWN = 1500           # characters of learner output shown per test file
 OUTPUT_FILE_LIMIT = 32 << 20  # RLIMIT_FSIZE: the learner cannot fill the disk
-MEMORY_LIMIT = 4 << 30        # RLIMIT_AS per learner process
+MEMORY_LIMIT = 4 << 30        # RLIMIT_AS per learner process, and of the checker
 MAX_PROCESSES = 64            # processes in one learner's tree at once (the watch kills it beyond)
-MAX_RESIDENT = min(6 << 30, psutil.virtual_memory().total // 2)   # bytes resident summed over that tree
+MAX_RESIDENT = min(6 << 30, psutil.virtual_memory().total // 2)   # bytes resident summed over that tree, with its
+TMP_BYTES, SHM_BYTES = 256 << 20, 64 << 20                        # private /tmp and /dev/shm (tmpfs: memory)
+CHECKER_RESIDENT = min(2 << 30, psutil.virtual_memory().total // 4)   # the checker's own bytes resident
 ALL_RESIDENT = psutil.virtual_memory().total // 2   # ... and over every tree of the test files running at once
-NPROC_LIMIT = 1024            # RLIMIT_NPROC margin above the user's tasks (the kernel's own fork bound)
+NPROC_LIMIT = 1024            # RLIMIT_NPROC: the learner's own uid (as root), else a margin above the user's tasks
 RECORDS_LIMIT = 4 << 20       # bytes of verdict records read from one checker
 CHECKER_GRACE = 3.0           # seconds the judge waits past the deadline for the checker's own verdict
+EXIT_GRACE = 0.5              # seconds a learner process gets to end on its own once its checker is done
 WATCH_INTERVAL = 0.05
 TEMP_PREFIX = "judge-"
 
@@ -86,6 +96,7 @@ class FileRun:
 class Grade:
     problem: Problem
     runs: list[FileRun]
+    isolation: str = ""    # "root", "user" (namespaces, see practice/contain.py) or "" (none could be made)
 
     @property
     def results(self) -> list[Result]:
@@ -107,8 +118,17 @@ class Grade:
     def to_json(self) -> dict:
         return {**self.problem.to_json(), "passed": self.passed, "failed": self.failed, "score": self.score,
                 "seconds": round(sum(r.seconds for r in self.runs), 2),
-                "results": [r.to_json() for r in self.results],
+                "results": [r.to_json() for r in self.results], "isolation": self.isolation or "none",
                 "output": "\n".join(r.output for r in self.runs if r.output)}
+
+
+def isolation() -> str:
+    """How learner processes are contained here: "root" or "user" (practice/contain.py), or "" (not at all)."""
+    return contain.mode()
+
+
+NOT_CONTAINED = ("注意 (note)：这台机器上不能创建命名空间 (no namespaces can be made here)，你的代码以你的权限运行 "
+                 "(your code ran with your rights: it could see and signal your other processes and write your files)")
 
 
 def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
@@ -122,12 +142,13 @@ def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
     if not submission.is_file():
         raise JudgeError(f"没有找到提交的文件 (no such file): {submission}")
     tests = [TestFile(name, source) for name, source in read_tests(problem, problems_dir).items()]
+    started = time.time()
     if pool is None:
         runs = [run_test_file(problem, t, submission) for t in tests]
-        sweep()
     else:
         runs = list(pool.map(lambda t: run_test_file(problem, t, submission), tests))
-    return Grade(problem, runs)
+    sweep(since=started)
+    return Grade(problem, runs, isolation())
 
 
 # ---- one test file ------------------------------------------------------------------------------------------------
@@ -146,7 +167,9 @@ class _Run:
         self.learner: subprocess.Popen | None = None
         self.seen: dict[int, float] = {}      # pid -> create time of every process the watch saw in the tree
         self.killed_for = ""
-        self.resident = 0                     # bytes resident in the tree at the last watch
+        self.resident = 0                     # bytes resident in the tree (and its tmpfs) at the last watch
+        self.contained = bool(isolation())
+        self.inner: int | None = None         # a process inside the learner's namespaces (its init)
         with _Run.lock:
             if _Run.aborting:
                 shutil.rmtree(self.work, ignore_errors=True)
@@ -154,7 +177,9 @@ class _Run:
             _Run.active.add(self)
 
     def watch(self) -> None:
-        """Record the learner's tree; kill it when it holds too many processes or too much memory."""
+        """Record the learner's tree; kill it when it holds too many processes or too much memory.  The checker
+        (it decodes what the learner sends) is killed beyond its own memory bound."""
+        self.watch_checker()
         if self.learner is None or self.killed_for:
             return
         try:
@@ -171,6 +196,7 @@ class _Run:
                 resident += p.memory_info().rss
             except psutil.Error:
                 pass
+        resident += self.scratch_bytes()
         self.resident = resident
         with _Run.lock:
             runs = list(_Run.active)
@@ -187,6 +213,42 @@ class _Run:
             largest.kill_learner()
         if self.killed_for:
             self.kill_learner()
+
+    def watch_checker(self) -> None:
+        if self.checker is None or self.killed_for:
+            return
+        try:
+            resident = psutil.Process(self.checker.pid).memory_info().rss
+        except psutil.Error:
+            return
+        if resident > CHECKER_RESIDENT:
+            self.killed_for = (f"评测进程 (checker) 内存太多 (out of memory)：超过 {CHECKER_RESIDENT >> 20} MiB，已终止 "
+                               "(killed)。返回值太大 (a reply too large to judge)？")
+            self.checker.kill()
+            self.kill_learner()
+
+    def scratch_bytes(self) -> int:
+        """Bytes written to the learner's private /tmp and /dev/shm: tmpfs, memory no process's resident size
+        shows.  Read through its init's root, once that root is the namespace's own (the sizes tell)."""
+        if not self.contained or self.learner is None:
+            return 0
+        if self.inner is None:
+            try:
+                children = psutil.Process(self.learner.pid).children()
+            except psutil.Error:
+                return 0
+            if not children:
+                return 0
+            self.inner = children[0].pid
+        used = 0
+        for where, size in (("tmp", TMP_BYTES), ("dev/shm", SHM_BYTES)):
+            try:
+                st = os.statvfs(f"/proc/{self.inner}/root/{where}")
+            except OSError:
+                continue
+            if st.f_blocks * st.f_frsize == size:
+                used += (st.f_blocks - st.f_bfree) * st.f_frsize
+        return used
 
     def kill_learner(self) -> None:
         """SIGKILL the learner's group, every process the watch saw, every descendant and marked orphan, until none
@@ -222,8 +284,15 @@ class _Run:
                 return
             time.sleep(0.01)
 
-    def stop(self) -> None:
-        """Kill the checker and the learner's whole tree; wait for the two processes we started."""
+    def stop(self, ending: bool = False) -> None:
+        """Kill the checker and the learner's whole tree; wait for the two processes we started.  ``ending``: the
+        checker is done, the learner process may be ending on its own (its exit status, passed up from inside
+        its namespaces, tells how): it gets a moment first."""
+        if ending and self.learner is not None:
+            try:
+                self.learner.wait(EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
         for proc in (self.checker, self.learner):
             if proc is not None and proc.poll() is None:
                 proc.kill()
@@ -250,9 +319,14 @@ def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun
     run = _Run(problem)
     fds: list[int] = []
     try:
-        checker_dir, learner_dir = run.work / "checker", run.work / "learner"
-        checker_dir.mkdir()
-        (learner_dir / "tmp").mkdir(parents=True)
+        checker_dir, learner_dir, relay_dir = run.work / "checker", run.work / "learner", run.work / "relay"
+        for directory in (checker_dir, learner_dir, relay_dir, run.work / "root"):
+            directory.mkdir()
+        learner_dir.chmod(0o755)
+        relay_dir.chmod(0o755)
+        scratch = "/tmp" if run.contained else str(learner_dir / "tmp")
+        if not run.contained:
+            (learner_dir / "tmp").mkdir()
         shutil.copyfile(submission, learner_dir / "submission.py")
         (checker_dir / test.name).write_text(test.source, encoding="utf-8")
         verdict_r, verdict_w = os.pipe()
@@ -266,8 +340,9 @@ def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun
                "PYTHONHASHSEED": "random"}
         run.checker = subprocess.Popen([sys.executable, "-I", str(CHECKER)], cwd=checker_dir, stdin=subprocess.PIPE,
                                        stdout=checker_log, stderr=subprocess.STDOUT,
-                                       env={**env, "HOME": str(checker_dir)},
+                                       env={**env, "HOME": str(checker_dir), "COURSE_RELAY_DIR": str(relay_dir)},
                                        pass_fds=(verdict_w, request_w, reply_r), start_new_session=True)
+        _limit_checker(run.checker.pid)
         _close(fds, verdict_w)
         _write(run.checker, {"key": key.hex(), "nonce": nonce, "verdicts": verdict_w, "requests": request_w,
                              "replies": reply_r, "test": str(checker_dir / test.name), "deadline": deadline})
@@ -276,15 +351,16 @@ def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun
         reader.read_until(lambda: reader.ready or reader.done, deadline + CHECKER_GRACE, run)
         if reader.ready and not reader.done:
             run.learner = subprocess.Popen(
-                [sys.executable, "-I", "-u", str(LEARNER)], cwd=learner_dir, stdin=subprocess.PIPE, stdout=output,
-                stderr=subprocess.STDOUT, pass_fds=(request_r, reply_w), start_new_session=True,
-                env={**env, "HOME": str(learner_dir), "TMPDIR": str(learner_dir / "tmp"), "PRACTICE_RUN": run.marker})
+                [sys.executable, "-I", "-u", "-B", str(LEARNER)], cwd=learner_dir, stdin=subprocess.PIPE,
+                stdout=output, stderr=subprocess.STDOUT, pass_fds=(request_r, reply_w), start_new_session=True,
+                env={**env, "HOME": scratch, "TMPDIR": scratch, "PRACTICE_RUN": run.marker})
             _close(fds, request_r, reply_w)
             _limit(run.learner.pid, problem.timeout)
-            _write(run.learner, {"requests": request_r, "replies": reply_w})
+            _write(run.learner, {"requests": request_r, "replies": reply_w,
+                                 "view": _view(run, learner_dir, relay_dir) if run.contained else None})
             reader.read_until(lambda: reader.done, deadline + CHECKER_GRACE, run)
         timed_out = not reader.done and not run.killed_for and time.monotonic() >= deadline + CHECKER_GRACE
-        run.stop()
+        run.stop(ending=reader.done)
         shown = _read_output(output) if run.learner is not None else ""
         diagnosis = "" if reader.done else _diagnose(run, checker_log)
     finally:
@@ -293,6 +369,24 @@ def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun
         run.close()
     results = _verdicts(test, reader.records, timed_out, problem.timeout, run, diagnosis)
     return FileRun(results, _truncate(shown), time.monotonic() - start)
+
+
+def _view(run: _Run, learner_dir: Path, relay_dir: Path) -> dict:
+    """What the learner process sees (practice/contain.py): the system, the interpreter and its libraries, the
+    course library and the learner's half of the judge, its submission and the live checks' relay, all read-only;
+    a private /tmp and /dev/shm.  Not the rest of the repository (solutions/, the tests, instructor/), not the
+    checker's directory."""
+    hidden = [str(REPO), str(run.work), *HIDDEN]
+    shown = [*contain.SYSTEM_PATHS, *contain.visible(contain.interpreter_paths(), hidden), str(REPO / "course"),
+             *(str(PRACTICE / name) for name in LEARNER_FILES), str(learner_dir), str(relay_dir)]
+    view = {"root": str(run.work / "root"), "read_only": shown, "hidden": hidden, "tmp_bytes": TMP_BYTES,
+            "shm_bytes": SHM_BYTES, "network": False, "cwd": str(learner_dir)}
+    if os.geteuid() == 0:
+        view.update(uid=contain.unused_uid(), nproc=NPROC_LIMIT)
+    return view
+
+
+HIDDEN: list[str] = []   # more trees the learner must not see, e.g. the course directory of a regrade
 
 
 def _private_file(path: Path) -> int:
@@ -420,6 +514,14 @@ def _limit(pid: int, timeout: float) -> None:
             pass   # not every platform lets us; the watch and the wall-clock kill still hold
 
 
+def _limit_checker(pid: int) -> None:
+    """The checker decodes what the learner sends: its address space is bounded like the learner's."""
+    try:
+        resource.prlimit(pid, resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    except (ValueError, OSError, AttributeError):
+        pass   # the watch still kills it beyond CHECKER_RESIDENT
+
+
 def _user_tasks() -> int:
     """Tasks (threads) of the judge's user now: RLIMIT_NPROC counts them all, so the learner gets a margin above.
     (It applies to root too, since the learner process drops every capability before it reads its header.)"""
@@ -484,24 +586,37 @@ def _reap(processes) -> None:
             pass
 
 
-def sweep(everything: bool = False) -> None:
-    """Kill and reap the orphans left with the judge once no test file runs: those that carry a run's marker or
-    that a watch saw in a learner's tree.  ``everything`` (the CLI, which starts no other process) also takes
-    children without a marker: an escaper that wiped its environment before any watch saw it."""
+def sweep(everything: bool = False, since: float | None = None) -> None:
+    """Kill and reap the orphans left with the judge once no test file runs (only where learners run without a
+    pid namespace: inside one, nothing outlives its init): those that carry a run's marker, that a watch saw in a
+    learner's tree, or (``since``, grade() itself, whoever calls it) that appeared since then in a session other
+    than ours: an escaper that wiped its environment before any watch saw it.  ``everything`` (the CLI, which
+    starts no other process) takes every orphan."""
     with _Run.lock:
         if _Run.active:
             return
+
+    def ours(p: psutil.Process) -> bool:
+        return everything or bool(_marker(p)) or _was_seen(p) or (since is not None and _escaped_since(p, since))
+
     for _ in range(20):
-        left = [p for p in _orphans() if _running(p) and (everything or _marker(p) or _was_seen(p))]
+        left = [p for p in _orphans() if _running(p) and ours(p)]
         for p in left:
             try:
                 p.kill()
             except psutil.Error:
                 pass
-        _reap([p for p in _orphans() if everything or _marker(p) or _was_seen(p)])
+        _reap([p for p in _orphans() if ours(p)])
         if not left:
             return
         time.sleep(0.02)
+
+
+def _escaped_since(p: psutil.Process, since: float) -> bool:
+    try:
+        return p.create_time() >= since - 1 and os.getsid(p.pid) != os.getsid(0)
+    except (psutil.Error, OSError):
+        return False
 
 
 _SEEN: set[tuple[int, float]] = set()   # (pid, create time) of every process a watch saw, over all runs
@@ -559,6 +674,8 @@ def print_grade(g: Grade) -> None:
         if run.output.strip() and any(r.verdict != "passed" for r in run.results):
             print("  程序输出 (your program's output, truncated):")
             print("\n".join("    | " + ln for ln in run.output.rstrip().splitlines()))
+    if not g.isolation:
+        print(f"  {NOT_CONTAINED}")
     print(f"  得分 (score): {g.score:g}/{p.points}")
 
 

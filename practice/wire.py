@@ -9,7 +9,9 @@ float's exact value), lists as lists, and tagged objects for the rest::
 
 Types are matched exactly (a subclass of float or a ``torch.nn.Parameter`` is opaque), so the checker always
 decodes real builtins, real tensors and real Plans, built by its own code.  Decoding refuses malformed input with
-``WireError``.  Frames are an 8-byte length and the JSON text; every read and write has a deadline and a size cap.
+``WireError``.  Frames are an 8-byte length and the JSON text; every read and write has a deadline and a size cap,
+and what the checker reads from the learner process is also bounded in the number of values it holds before it is
+parsed (``receive(..., reply=True)``): a 16 MiB reply of empty lists would otherwise cost gigabytes to decode.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import time
 # Bound once at import: a submission that rebinds json.dumps or os.write in its own process does not garble its
 # answers by accident (on purpose it can: then its own tests fail, nothing else).
 _dumps, _loads, _write, _read, _select = json.dumps, json.loads, os.write, os.read, select.select
-MAX_FRAME = 64 << 20    # bytes in one message (a reply holding large tensors still fits)
+MAX_FRAME = 64 << 20    # bytes in one message from the checker (a Plan or tensors as arguments)
+MAX_REPLY = 16 << 20    # bytes in one reply from the learner process (tensors travel as one base64 string each)
+MAX_ITEMS = 1 << 20     # values in one reply, counted before parsing: what it may expand to stays ~100x below
 MAX_DEPTH = 100         # nesting of lists/dicts/tuples
 _DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int8", "int16", "int32",
            "int64", "uint8", "bool")
@@ -178,16 +182,26 @@ def _type_name(t) -> str:
 
 # ---- frames -----------------------------------------------------------------------------------------------------
 
-def dumps(message) -> bytes:
+def dumps(message, reply: bool = False) -> bytes:
     text = _dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
-    if len(text) > MAX_FRAME:
-        raise WireError(f"message of {len(text)} bytes is larger than {MAX_FRAME}")
+    _check_size(text, reply)
     return len(text).to_bytes(8, "big") + text
 
 
-def send(fd: int, message, deadline: float | None = None) -> None:
-    """Write one frame; with a deadline the write never blocks past it (the fd is made non-blocking)."""
-    data = memoryview(dumps(message))
+def _check_size(text: bytes, reply: bool) -> None:
+    limit = MAX_REPLY if reply else MAX_FRAME
+    if len(text) > limit:
+        raise WireError(f"message of {len(text)} bytes is larger than {limit}")
+    if reply:
+        items = text.count(b",") + text.count(b"[") + text.count(b"{")   # commas in strings count too: an upper bound
+        if items > MAX_ITEMS:
+            raise WireError(f"message of about {items} values holds more than {MAX_ITEMS}")
+
+
+def send(fd: int, message, deadline: float | None = None, reply: bool = False) -> None:
+    """Write one frame (a ``reply`` of the learner process within its bounds); with a deadline the write never
+    blocks past it (the fd is made non-blocking)."""
+    data = memoryview(dumps(message, reply))
     if deadline is None:
         while data:
             data = data[_write(fd, data):]
@@ -207,12 +221,15 @@ def send(fd: int, message, deadline: float | None = None) -> None:
                 raise WireClosed("the other side closed the pipe") from None
 
 
-def receive(fd: int, deadline: float | None = None):
-    """Read one frame (decoded JSON, not yet a value).  Raises WireClosed, WireTimeout or WireError."""
+def receive(fd: int, deadline: float | None = None, reply: bool = False):
+    """Read one frame (decoded JSON, not yet a value); a ``reply`` from the learner process within MAX_REPLY bytes
+    and MAX_ITEMS values.  Raises WireClosed, WireTimeout or WireError."""
+    limit = MAX_REPLY if reply else MAX_FRAME
     size = int.from_bytes(_read_exactly(fd, 8, deadline), "big")
-    if size > MAX_FRAME:
-        raise WireError(f"message of {size} bytes is larger than {MAX_FRAME}")
+    if size > limit:
+        raise WireError(f"message of {size} bytes is larger than {limit}")
     text = _read_exactly(fd, size, deadline)
+    _check_size(text, reply)
     try:
         return _loads(text)
     except (ValueError, RecursionError):

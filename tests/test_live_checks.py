@@ -1,8 +1,10 @@
 """The live 1F1B exercise's checks (course/live_checks.py) against honest and hostile train_step answers.
 
-Each answer is a module in a temporary directory (workers import it by name), run on 4 real gloo processes.
+Each answer is a module in a temporary directory (workers import it by name), run on 4 real processes whose
+messages go through the relay (course/live/relay.py).
 """
 
+import copy
 import sys
 import textwrap
 from pathlib import Path
@@ -10,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from course.checks import CheckFailed
-from course.live_checks import check_pipeline_step, judge_pipeline_record, one_f_one_b, record_pipeline_step
+from course.live.relay import Record, Relay
+from course.live_checks import LearnerError, check_pipeline_step, judge_pipeline_record, one_f_one_b, \
+    record_pipeline_step
 
 pytestmark = pytest.mark.live
 
@@ -126,8 +130,15 @@ def test_sending_the_weights_point_to_point_fails(answer):
         check_pipeline_step(answer(P2P_WEIGHTS), world_size=4, m=4, seed=3)
 
 
-def test_the_record_is_plain_data_and_a_forged_one_is_judged_wrong(answer):
-    records = record_pipeline_step(answer((ROOT / "solutions" / "live-1f1b.py").read_text()), 3, 3, seed=4)
+def run_recorded(train_step, world_size, m, seed):
+    """The ranks' records and the relay's, of one job."""
+    with Relay(world_size) as relay:
+        records = record_pipeline_step(train_step, world_size, m, seed, 30.0, relay.address)
+    return records, relay.record
+
+
+def test_the_records_and_what_forging_them_gives(answer):
+    records, relayed = run_recorded(answer((ROOT / "solutions" / "live-1f1b.py").read_text()), 3, 3, seed=4)
     plain = (list, dict, str, float, int, type(None))
 
     def walk(x):
@@ -135,17 +146,32 @@ def test_the_record_is_plain_data_and_a_forged_one_is_judged_wrong(answer):
         for v in (x.values() if type(x) is dict else x if type(x) is list else ()):
             walk(v)
     walk(records)
-    judge_pipeline_record(records, 3, 3, seed=4)
-    assert [e[:2] for e in records[1]["events"] if e[0] in "FB"] == one_f_one_b(3, 1, 3)
+    judge_pipeline_record(records, relayed, 3, 3, seed=4)
+    assert [e[:2] for e in records[1]["events"]] == one_f_one_b(3, 1, 3)
+    assert len(relayed.messages) == 2 * 3 * 2 and len(set(relayed.pids.values())) == 3   # three processes
+    # the ranks' records alone, with nothing through the relay: what a record forged in one process gives
+    with pytest.raises(CheckFailed, match="only these of 3 ranks joined"):
+        judge_pipeline_record(records, Record(), 3, 3, seed=4)
+    # a message that is not what the stage computed
+    changed = copy.deepcopy(relayed)
+    changed.messages[0].data = bytes(len(changed.messages[0].data))
+    with pytest.raises(CheckFailed, match="max abs error"):
+        judge_pipeline_record(records, changed, 3, 3, seed=4)
+    # a message posted before what 1F1B has its rank receive first (the relay's clock says so)
+    early = copy.deepcopy(relayed)
+    sent_back = [x for x in early.messages if (x.src, x.dst) == (2, 1)]
+    sent_back[1].posted = sent_back[0].posted - 1   # rank 2's B1 gradient, before it received F1's activation
+    with pytest.raises(CheckFailed, match="not in 1F1B order"):
+        judge_pipeline_record(records, early, 3, 3, seed=4)
     # stage inputs that are not what was received: rank 1 computed on something else
     records[1]["forwards"][2]["input"] = records[1]["forwards"][1]["input"]
     with pytest.raises(CheckFailed, match="stage input"):
-        judge_pipeline_record(records, 3, 3, seed=4)
+        judge_pipeline_record(records, relayed, 3, 3, seed=4)
     with pytest.raises(CheckFailed, match="malformed"):
-        judge_pipeline_record([{"events": 1}] * 3, 3, 3, seed=4)
+        judge_pipeline_record([{"events": 1}] * 3, relayed, 3, 3, seed=4)
     with pytest.raises(CheckFailed, match="seed=5"):   # judged against another seed: other inputs
-        judge_pipeline_record(record_pipeline_step(answer((ROOT / "solutions" / "live-1f1b.py").read_text()),
-                                                   3, 3, seed=4), 3, 3, seed=5)
+        judge_pipeline_record(*run_recorded(answer((ROOT / "solutions" / "live-1f1b.py").read_text()), 3, 3, 4),
+                              3, 3, seed=5)
 
 
 def test_through_the_judge_the_all_gather_answer_scores_nothing(tmp_path):

@@ -1,12 +1,17 @@
 """course/autograde.py as nbgrader_config.py wires it: a cell that ignores its interrupt costs only its own points,
-stderr does not zero a test cell, and `.venv/bin/nbgrader` works without an activated environment."""
+stderr does not zero a test cell, the kernel is jailed (practice/contain.py), the answer cells are picked as the
+regrade picks them, and `.venv/bin/nbgrader` works without an activated environment."""
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import nbformat
+import pytest
+
+from test_regrade import HONEST_VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTRUCTOR = ROOT / "instructor"
@@ -100,3 +105,59 @@ def test_the_venv_nbgrader_works_without_an_activated_environment(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert (course / "release" / "tiny" / "tiny.ipynb").is_file() and (course / "gradebook.db").is_file()
+
+
+def source_cells(assignment: str, *grade_ids: str):
+    nb = nbformat.read(INSTRUCTOR / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    return [by_id[g] for g in grade_ids]
+
+
+@pytest.mark.parametrize("variant", sorted(HONEST_VARIANTS))
+def test_honest_variants_score_full_marks_in_the_kernel(variant):
+    """The answers tests/test_regrade.py regrades, through nbgrader's executor: the same full marks."""
+    from nbgrader.utils import determine_grade
+
+    solution, before = HONEST_VARIANTS[variant]
+    setup, tests = source_cells("ch01", "setup", "bubble_ratio_tests")
+    nb = nbformat.v4.new_notebook(cells=[setup, *(nbformat.v4.new_code_cell(s) for s in before),
+                                         nbformat.v4.new_code_cell(solution), tests])
+    nb = run(nb)
+    assert determine_grade(nb.cells[-1]) == (15, 15), nb.cells[-1].outputs
+
+
+def test_graded_code_cannot_write_the_course_read_the_solutions_or_signal_nbgrader(tmp_path):
+    """In the jailed kernel (practice/contain.py, where namespaces can be made): every file outside /tmp is
+    read-only, solutions/ and the hidden tests are not there, and this process (nbgrader's) cannot be signalled."""
+    from nbgrader.utils import determine_grade
+
+    from practice import contain
+
+    course_file, solution = ROOT / "course" / "sim.py", ROOT / "solutions" / "bubble-ratio.py"
+    before = course_file.read_bytes()
+    probe = f"""\
+import errno, os, signal, time
+time.sleep(2.5)   # long enough for ipykernel's parent poller to look (its parent here is the jail's init)
+for path in ({str(course_file)!r}, {str(INSTRUCTOR / 'poisoned.py')!r}, {str(tmp_path / 'outside')!r}):
+    try:
+        open(path, "a").close()
+        raise AssertionError(f"wrote {{path}}")
+    except OSError as e:
+        assert e.errno in (errno.EROFS, errno.ENOENT, errno.EACCES), e
+for path in ({str(solution)!r}, {str(ROOT / 'practice' / 'problems' / 'bubble-ratio' / 'test_hidden.py')!r}):
+    assert not os.path.exists(path), path
+try:
+    os.kill({os.getpid()}, signal.SIGSTOP)   # nbgrader's process, if it were visible (that pid in here: not ours)
+    raise AssertionError("signalled nbgrader")
+except (ProcessLookupError, PermissionError):
+    pass
+assert os.getpid() == 2 and os.listdir("/tmp")    # a pid namespace of its own, and its /tmp
+_ = open("/tmp/scratch", "w").write("fine")    # its own /tmp is writable
+"""
+    nb = run(nbformat.v4.new_notebook(cells=[grade_cell(probe, "probe_tests")]))
+    if contain.mode():
+        assert determine_grade(nb.cells[0]) == (5, 5), nb.cells[0].outputs
+    else:   # no namespace here: the kernel ran unconfined, and the probe says so by failing
+        assert determine_grade(nb.cells[0]) == (0, 5)
+    assert course_file.read_bytes() == before and not (INSTRUCTOR / "poisoned.py").exists()
+    assert not (tmp_path / "outside").exists()

@@ -1,7 +1,6 @@
-"""course/notebook_setup.py: the helpers the locked setup cell of every assignment gets (run here without a kernel,
-with cells compiled the way IPython does: a file name per cell, its source in linecache)."""
+"""course/notebook_setup.py: the helpers the locked setup cell of every assignment gets (run here without a kernel:
+each cell is executed in one namespace and recorded as IPython's input history would)."""
 
-import linecache
 import os
 import subprocess
 import sys
@@ -14,27 +13,23 @@ from course import notebook_setup
 
 @pytest.fixture
 def notebook(monkeypatch):
-    """A fake notebook namespace; run(source) executes one cell in it."""
+    """A fake notebook namespace; run(source) executes one cell in it; prepare() is the setup cell's call."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setenv("PYTHONPATH", "")
     namespace = {"__name__": "__main__"}
     cells = []
 
     def run(source):
-        name = f"<cell-{len(cells)}-{id(namespace)}>"
-        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
-        cells.append(name)
-        exec(compile(source, name, "exec"), namespace)
+        cells.append(source)
+        exec(compile(source, f"<cell-{len(cells)}>", "exec"), namespace)
 
-    run.namespace = namespace
+    run.prepare = lambda: notebook_setup.prepare(namespace, history=lambda: list(cells))
     yield run
-    for name in cells:
-        linecache.cache.pop(name, None)
     sys.modules.pop("submission", None)
 
 
 def test_the_cells_that_define_the_names_become_the_module_submission(notebook):
-    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    load_submission, _ = notebook.prepare()
     notebook("import math\n\ndef area(r):\n    return math.pi * r * r\n")
     notebook("unrelated = 1\n")
     notebook("class Shape:\n    def sides(self):\n        return 4\n")
@@ -50,7 +45,7 @@ def test_the_cells_that_define_the_names_become_the_module_submission(notebook):
 
 
 def test_a_redefinition_replaces_the_earlier_cell(notebook):
-    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    load_submission, _ = notebook.prepare()
     notebook("def f():\n    return 1\n")
     load_submission("f")
     import submission
@@ -65,13 +60,13 @@ def test_a_redefinition_replaces_the_earlier_cell(notebook):
 
 
 def test_a_missing_name_says_to_run_the_solution_cell(notebook):
-    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    load_submission, _ = notebook.prepare()
     with pytest.raises(NameError, match="run the solution cell"):
         load_submission("nowhere")
 
 
 def test_patching_the_checks_is_reported(notebook, monkeypatch):
-    _, course_untouched = notebook_setup.prepare(notebook.namespace)
+    _, course_untouched = notebook.prepare()
     course_untouched()
     monkeypatch.setattr(course.checks, "assert_equal", lambda *a, **k: None)
     with pytest.raises(AssertionError, match=r"tampering.*course\.checks\.assert_equal"):

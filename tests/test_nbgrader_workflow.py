@@ -26,6 +26,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from test_regrade import HONEST_VARIANTS
+
 pytestmark = pytest.mark.live  # the chapter 3 assignment starts gloo worker processes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,6 +159,10 @@ get_ipython().set_custom_exc((Exception,), _forget)
 # errors, and a test cell's tally counts failures without raising them, so nbgrader scores its wrong answer 0 too.
 IN_KERNEL_CHEATS = ("transformer", "redefiner", "swallower")
 FOOLS_THE_KERNEL = ("transformer", "redefiner")
+# Honest answers written another way (inside `try:`, decorated, with an import or a helper in a cell of its own):
+# full marks in the kernel and in the regrade, unflagged.  BEFORE holds the cells a student put above the answer.
+ANSWERS.update({f"variant_{name}": {"bubble_ratio": solution} for name, (solution, _) in HONEST_VARIANTS.items()})
+BEFORE = {f"variant_{name}": {"bubble_ratio": cells} for name, (_, cells) in HONEST_VARIANTS.items()}
 
 
 def source_notebook(assignment):
@@ -177,12 +183,14 @@ def answer(path: Path, student: str):
     nb = nbformat.read(path, as_version=4)
     solutions = {c.metadata.nbgrader["grade_id"]: c.source for c in cells(source_notebook(path.parent.name),
                                                                           solution=True)}
-    for cell in nb.cells:
+    for cell in list(nb.cells):
         meta = cell.metadata.nbgrader
         if meta["solution"] and student == "correct":
             cell.source = solutions[meta["grade_id"]]
         if meta["solution"] and student in ANSWERS:
             cell.source = ANSWERS[student].get(meta["grade_id"], solutions[meta["grade_id"]])
+            k = nb.cells.index(cell)
+            nb.cells[k:k] = [nbformat.v4.new_code_cell(c) for c in BEFORE.get(student, {}).get(meta["grade_id"], [])]
         if meta["locked"] and cell.cell_type == "code" and student == "tampered":
             cell.source = "load_submission = print\nassert True" if meta["grade_id"] == "setup" else "assert True"
             meta["locked"] = False
@@ -527,3 +535,20 @@ def test_a_partial_answer_scores_the_same_in_the_judge_nbgrader_and_the_regrade(
     judge = json.loads(judged.stdout)["score"]
     _, rows = regrade(graded, assignment)
     assert 0 < in_kernel < max_score and in_kernel == judge == float(rows["partial", "bubble_ratio"]["regrade"])
+
+
+def test_honest_variants_get_full_marks_in_the_kernel_and_the_regrade(graded):
+    """An answer inside `try:`, a decorated one with its import in a cell of its own, one whose helper and import
+    sit in other cells (next to a scratch cell that fails): the kernel and the regrade pick the same code
+    (course/answer_cells.py) and both give full marks, unflagged."""
+    assignment = assignment_of("bubble_ratio")
+    variants = [f"variant_{name}" for name in HONEST_VARIANTS]
+    for student in variants:
+        score, max_score, per_cell = scores(graded, assignment, student)
+        assert score == max_score, (student, per_cell)
+    result = subprocess.run([sys.executable, str(INSTRUCTOR / "regrade.py"), assignment, "--course-dir",
+                             str(graded["course"])], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    table = (graded["course"] / f"regrade-{assignment}.csv").read_text(encoding="utf-8")
+    rows = [r for r in csv.DictReader(table.splitlines()) if r["student"] in variants]
+    assert rows and all(r["regrade"] == r["max"] == r["nbgrader"] and r["flag"] == "" for r in rows), \
+        result.stdout + table

@@ -206,9 +206,10 @@ def _check_target(target) -> None:
                          "import it by name")
 
 
-def launch(target, world_size: int, args=(), timeout: float = 60.0, backend: str = "gloo", *,
+def launch(target, world_size: int, args=(), timeout: float = 60.0, backend: str | None = "gloo", *,
            stall: float | None = 3.0, echo: bool = True) -> list:
-    """Run ``target(rank, world_size, *args)`` on ``world_size`` processes in one initialised process group.
+    """Run ``target(rank, world_size, *args)`` on ``world_size`` processes in one initialised process group
+    (``backend=None``: none, the target makes its own, as live-1f1b's relay does).
 
     Returns each rank's return value (list indexed by rank).  Raises ``WorkerError`` (a rank raised or died),
     ``DeadlockDetected`` (all unfinished ranks blocked for ``stall`` s; ``stall=None`` turns this off) or
@@ -219,12 +220,12 @@ def launch(target, world_size: int, args=(), timeout: float = 60.0, backend: str
     check_positive_number("timeout", timeout, "seconds")
     if stall is not None:
         check_positive_number("stall", stall, "seconds")
-    if backend not in ("gloo", "nccl"):
-        raise ValueError(f"backend must be 'gloo' or 'nccl', got {backend!r}")
+    if backend not in ("gloo", "nccl", None):
+        raise ValueError(f"backend must be 'gloo', 'nccl' or None, got {backend!r}")
     _check_target(target)
     jobdir = Path(tempfile.mkdtemp(prefix="course-live-"))
     job = {"target": target, "args": tuple(args), "world_size": world_size, "backend": backend,
-           "port": _Store.port(), "prefix": f"{jobdir.name}/", "timeout": timeout}
+           "port": _Store.port() if backend else None, "prefix": f"{jobdir.name}/", "timeout": timeout}
     try:
         (jobdir / "job.pkl").write_bytes(pickle.dumps(job))
     except Exception as e:
@@ -421,7 +422,8 @@ def _main_stack(jobdir: Path, rank: int) -> str:
 
 def _where(stack: str) -> str:
     """'send() at distributed_c10d.py:2345, called from mycode.py:12 in run_rank' from a stack dump."""
-    frames = _FRAME.findall(stack)   # most recent call first
+    # most recent call first; the relay's own frames (live-1f1b's process group) are the library's, not the caller's
+    frames = [f for f in _FRAME.findall(stack) if not f[0].endswith(os.path.join("live", "relay.py"))]
     if not frames:
         return ""
     lib = next((f for f in frames if "torch" in f[0] and "distributed" in f[0]), None)

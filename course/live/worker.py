@@ -119,9 +119,10 @@ def main(jobdir: str, rank: int) -> None:
         import torch.distributed as dist
 
         _limit_threads()
-        store = dist.PrefixStore(job["prefix"], dist.TCPStore(
-            "127.0.0.1", job["port"], world_size, is_master=False, timeout=datetime.timedelta(seconds=job["timeout"])))
-        _init_group(job["backend"], rank, world_size, job["timeout"], store)
+        if job["backend"] is not None:   # None: the target makes its own process group
+            store = dist.PrefixStore(job["prefix"], dist.TCPStore("127.0.0.1", job["port"], world_size, is_master=False,
+                                                                  timeout=datetime.timedelta(seconds=job["timeout"])))
+            _init_group(job["backend"], rank, world_size, job["timeout"], store)
         set_status(RUNNING, "running")
         result = job["target"](rank, world_size, *job["args"])
         payload = pickle.dumps(("ok", result))
@@ -138,7 +139,8 @@ def main(jobdir: str, rank: int) -> None:
         pass
     set_status(DONE, "done")
     try:
-        dist.destroy_process_group()
+        if dist.is_initialized():
+            dist.destroy_process_group()
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
