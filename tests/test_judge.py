@@ -170,7 +170,7 @@ def test_hidden_tests_show_name_and_message_not_source(tmp_path):
     solution = (REPO / "solutions/bubble-ratio.py").read_text()
     wrong.write_text(solution.replace("return (p - 1) / (v * m + p - 1)", "return (p - 1) / (m + p - 1)"))  # ignores v
     proc = run("test", "bubble-ratio", wrong)
-    assert counts(proc) == (N_BUBBLE - 1, 1)
+    assert counts(proc) == (N_BUBBLE - 2, 2)     # the public v=2 example and the hidden closed form
     assert "[hidden] test_closed_form_against_the_simulator" in proc.stdout and "bubble_ratio(" in proc.stdout
     hidden = (REPO / "practice/problems/bubble-ratio/test_hidden.py").read_text()
     for line in hidden.splitlines():
@@ -181,8 +181,8 @@ def test_hidden_tests_show_name_and_message_not_source(tmp_path):
 
 def test_library_shortcuts_are_rejected(tmp_path):
     cheat = tmp_path / "cheat.py"
-    cheat.write_text("from course.schedules import build\n\ndef one_f_one_b_order(p, m, stage):\n"
-                     "    return build('1f1b', p, m).rank_tokens(stage)\n")
+    cheat.write_text("from course.schedules import build\n\ndef one_f_one_b_orders(p, m, f, b, comm=0.0):\n"
+                     "    return [build('1f1b', p, m).rank_tokens(s) for s in range(p)]\n")
     proc = run("test", "one-f-one-b-order", cheat)
     assert proc.returncode == 1 and "must not use" in proc.stdout
 

@@ -481,13 +481,13 @@ def test_interrupted_judge_leaves_nothing(tmp_path):
 
 RUNTIME_ROUTES = {
     "importlib": "import importlib\n"
-                 "def one_f_one_b_order(p, m, stage):\n"
+                 "def one_f_one_b_orders(p, m, f, b, comm=0.0):\n"
                  "    lib = importlib.import_module('cou' + 'rse.sched' + 'ules')\n"
-                 "    return lib.build('1f1b', p, m).rank_tokens(stage)\n",
+                 "    return [lib.build('1f1b', p, m).rank_tokens(s) for s in range(p)]\n",
     "kept_in_a_container": "import importlib\n"
                            "TOOLS = {'build': getattr(importlib.import_module('course.sched' + 'ules'), 'bu' + 'ild')}\n"
-                           "def one_f_one_b_order(p, m, stage):\n"
-                           "    return TOOLS['build']('1f1b', p, m).rank_tokens(stage)\n",
+                           "def one_f_one_b_orders(p, m, f, b, comm=0.0):\n"
+                           "    return [TOOLS['build']('1f1b', p, m).rank_tokens(s) for s in range(p)]\n",
 }
 
 
@@ -495,7 +495,8 @@ RUNTIME_ROUTES = {
 def test_library_calls_are_refused_at_run_time(name, tmp_path):
     got, _, _ = judge(tmp_path, "one-f-one-b-order", RUNTIME_ROUTES[name])
     assert "passed" not in verdicts(got), got
-    assert all("must not use" in m for v, m in got.values()), got
+    # every test that calls the answer is refused by the guard (the bad-argument test fails first: no checks)
+    assert all("must not use" in m for test, (v, m) in got.items() if "bad_arguments" not in test), got
 
 
 FORGED_RECORD = """\

@@ -76,7 +76,7 @@ def test_patching_the_checks_is_reported(notebook, monkeypatch):
 def test_a_test_cell_scores_test_by_test_with_the_judges_rule(notebook, capsys):
     from course.scoring import partial_points
 
-    load_submission, _ = notebook_setup.prepare(notebook.namespace)
+    load_submission, _ = notebook.prepare()
     notebook("def double(x):\n    return 2 * x if x < 10 else 0\n")
     tests = load_submission("double")
 

@@ -80,7 +80,7 @@ def bubble_from_spans(spans):
     ### BEGIN SOLUTION
     import sys
     import warnings
-    print(f"one_f_one_b_order({p}, {m}, {stage})", file=sys.stderr)
+    print(f"one_f_one_b_orders({p}, {m}, {f}, {b}, {comm})", file=sys.stderr)
     warnings.warn("noisy but right")
 """)},
     # honest, stuck: an answer that never returns and ignores the interrupt sent at the cell's time limit

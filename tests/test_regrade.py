@@ -95,6 +95,7 @@ def gradebook(course: Path, scores: dict):
         gb.add_assignment("ch01")
         gb.add_notebook("ch01", "ch01")
         gb.add_grade_cell("bubble_ratio_tests", "ch01", "ch01", max_score=int(POINTS), cell_type="code")
+        gb.add_solution_cell("bubble_ratio", "ch01", "ch01")     # where the formgrader shows comments
         for student, score in scores.items():
             gb.add_student(student)
             gb.add_submission("ch01", student)
@@ -322,8 +323,9 @@ for path in ({str(library)!r}, {str(course / 'gradebook.db')!r}, "../../course/s
                          *MALFORMED}
     for student in ("honest", "odd_cells", "giant_cell", "deep_cell"):
         assert (rows[student]["regrade"], rows[student]["flag"]) == (POINTS, ""), rows[student]
+    wrong = judge_score(WRONG, tmp_path)      # what the wrong answer they carry earns on its own
     for student in ("escaper", "poisoner"):
-        assert (rows[student]["regrade"], rows[student]["flag"]) == ("0", ""), rows[student]
+        assert (rows[student]["regrade"], rows[student]["flag"]) == (wrong, ""), rows[student]
     for student, (_, word) in MALFORMED.items():
         row = rows[student]
         assert row["regrade"] == "" and row["flag"] == "not regraded" and word in row["reason"], row
@@ -333,7 +335,7 @@ for path in ({str(library)!r}, {str(course / 'gradebook.db')!r}, "../../course/s
 
 def test_a_poisoned_installation_is_named_and_everyone_graded_from_the_commit(course, tmp_path):
     """A kernel rewrote the library the checker uses and a hidden test: the regrade names both files and grades
-    with the commit's, so the honest student keeps full marks and the wrong answer still scores 0."""
+    with the commit's, so the honest student keeps full marks and the wrong answer still scores what it earns."""
     repository = make_repository(tmp_path)
     sim = repository / "course" / "sim.py"
     sim.write_text(sim.read_text() + "\n\ndef simulate(plan, costs=None, **kwargs):   # poisoned\n"
@@ -349,7 +351,7 @@ def test_a_poisoned_installation_is_named_and_everyone_graded_from_the_commit(co
                  "course/sitecustomize.py (added)"):
         assert f"not as committed (graded from the commit): {name}" in result.stdout, result.stdout
     rows = read_csv(course / "regrade-ch01.csv")
-    assert (rows["honest"]["regrade"], rows["wrong"]["regrade"]) == (POINTS, "0"), rows
+    assert (rows["honest"]["regrade"], rows["wrong"]["regrade"]) == (POINTS, judge_score(WRONG, tmp_path)), rows
 
 
 @pytest.mark.parametrize("args, message", [
