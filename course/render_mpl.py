@@ -7,7 +7,12 @@ chapter had called matplotlib itself.
 
 from __future__ import annotations
 
-from .figure import Box, Figure, Legend, Line, Panel, Rect, RefLine, Span, Text
+from typing import TYPE_CHECKING
+
+from .figure_elements import Box, Legend, Line, Rect, RefLine, Span, Text
+
+if TYPE_CHECKING:      # annotations only: course.figure imports this module
+    from .figure import Figure, Panel
 
 
 def draw_elements(ax, elements) -> None:

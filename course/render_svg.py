@@ -12,8 +12,12 @@ import hashlib
 import math
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
+from typing import TYPE_CHECKING
 
-from .figure import Box, Figure, Line, Panel, Rect, RefLine, Span, Text
+from .figure_elements import Box, Line, Rect, RefLine, Span, Text
+
+if TYPE_CHECKING:      # annotations only: course.figure imports this module
+    from .figure import Figure, Panel
 
 DPI = 100                      # pixels per inch, as matplotlib's inline figures
 FONT = "DejaVu Sans, Noto Sans CJK SC, Arial, sans-serif"

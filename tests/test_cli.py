@@ -227,7 +227,12 @@ def _imports() -> dict[str, set[str]]:
     for mod, f in files.items():
         package = mod if f.name == "__init__.py" else mod.rsplit(".", 1)[0]
         deps = set()
-        for node in ast.walk(ast.parse(f.read_text())):
+        tree = ast.parse(f.read_text())
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                       and getattr(block.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(block)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:      # `if TYPE_CHECKING:` imports are for annotations, never run
+                continue
             if isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
