@@ -51,6 +51,7 @@ class Problem:
     section: str       # the chapter section it practises, e.g. "第 2 章 §4：GPipe 与 1F1B"
     difficulty: int    # 1 (a warm-up) .. 3 (the hardest)
     kind: str          # "derive" (find a rule or formula), "design" (build something graded by properties), "implement"
+    processes: int = 1  # processes one test case keeps busy at once (live-1f1b: 4 gloo ranks); graders count it
 
     @property
     def starter(self) -> Path:
@@ -69,7 +70,7 @@ class Problem:
     def to_json(self) -> dict:
         return {"slug": self.slug, "title": self.title, "chapter": self.chapter, "section": self.section,
                 "kind": self.kind, "difficulty": self.difficulty, "points": self.points, "requires": self.requires,
-                "timeout": self.timeout}
+                "timeout": self.timeout, "processes": self.processes}
 
     @property
     def stars(self) -> str:
@@ -186,9 +187,12 @@ def load_problem(directory: Path, solutions: Path = SOLUTIONS) -> Problem:
     timeout = meta.get("timeout", DEFAULT_TIMEOUT)
     if type(timeout) not in (int, float) or not timeout > 0:
         raise ValueError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
+    processes = meta.get("processes", 1)
+    if type(processes) is not int or not 1 <= processes <= 64:
+        raise ValueError(f"{where}: processes must be an integer 1..64, got {processes!r}")
     return Problem(directory.name, meta["title"], meta["chapter"], meta["points"], meta["requires"],
                    float(timeout), body, directory, solutions / f"{directory.name}.py", meta["section"],
-                   meta["difficulty"], meta["kind"])
+                   meta["difficulty"], meta["kind"], processes)
 
 
 def load_problems(problems: Path = PROBLEMS, solutions: Path = SOLUTIONS) -> list[Problem]:
