@@ -12,10 +12,10 @@ checker process that never imports it, the student's code in a contained process
 As in the notebook, an exercise scores its points only when all its public and hidden tests pass.
 
 It writes ``regrade-ASSIGNMENT.csv`` in the course directory, one row per student and exercise:
-``student, exercise, nbgrader, regrade, max, flag``: nbgrader's score from the gradebook (empty when not
-autograded), the regrade, the exercise's points, and ``suspicious`` where nbgrader's score is higher than the
-regrade's.  Exit status: 0; 1 when a submission could not be regraded (its row has an empty regrade); 2 for bad
-usage.
+``student, exercise, nbgrader, regrade, max, flag, reason``: nbgrader's score from the gradebook (empty when not
+autograded), the regrade, the exercise's points, ``suspicious`` where nbgrader's score is higher than the
+regrade's, and why the row could not be regraded (empty when it was).  Exit status: 0; 1 when a submission could
+not be regraded (its row has an empty regrade); 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from practice.exercises import JudgeError, Problem, load_problems  # noqa: E402
 from practice.sandbox import grade  # noqa: E402
 
-COLUMNS = ("student", "exercise", "nbgrader", "regrade", "max", "flag")
+COLUMNS = ("student", "exercise", "nbgrader", "regrade", "max", "flag", "reason")
 TESTS_SUFFIX = "_tests"
 
 
@@ -71,7 +71,7 @@ class Row:
     def cells(self) -> list[str]:
         number = lambda x: "" if x is None else f"{x:g}"  # noqa: E731
         return [self.student, self.exercise, number(self.nbgrader), number(self.regrade), number(self.max),
-                self.flag]
+                self.flag, self.error]
 
 
 def nbgrader_meta(cell) -> dict:

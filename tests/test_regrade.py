@@ -84,7 +84,7 @@ def read_csv(path: Path, exercise: str = "bubble-ratio"):
     """The rows of one exercise, by student."""
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert rows and list(rows[0]) == ["student", "exercise", "nbgrader", "regrade", "max", "flag"]
+    assert rows and list(rows[0]) == ["student", "exercise", "nbgrader", "regrade", "max", "flag", "reason"]
     return {r["student"]: r for r in rows if r["exercise"] == exercise}
 
 
@@ -138,6 +138,7 @@ def test_a_submission_that_cannot_be_read_exits_1(course):
     assert result.returncode == 1, result.stdout + result.stderr
     rows = read_csv(course / "regrade-ch01.csv")
     assert rows["broken"]["regrade"] == "" and rows["honest"]["regrade"] == POINTS
+    assert "NotJSONError" in rows["broken"]["reason"] and rows["honest"]["reason"] == ""
     assert "not regraded: broken bubble-ratio:" in result.stdout
 
 
