@@ -4,7 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test check bench book clean
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: lab hub test check bench book clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +17,13 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)            ## set up (first run) and open the course in JupyterLab
 	$(VENV)/bin/jupyter lab course/chapters/01_bubble.ipynb
 
+hub: $(STAMP)            ## the course on a local JupyterHub, http://127.0.0.1:8000 (needs root: real system users)
+	$(SUDO) $(PY) instructor/hub/provision.py
+	$(SUDO) $(VENV)/bin/jupyterhub -f instructor/hub/jupyterhub_config.py
+
 test: $(STAMP)           ## set up (first run) and run the whole test suite
 	sh tests/browser/setup.sh
+	$(SUDO) $(PY) instructor/hub/provision.py --system-only
 	$(PY) -m pytest
 
 check: $(STAMP)          ## every generated file is current (one pass, each stale file named), then solutions pass, starters fail
