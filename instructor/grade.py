@@ -400,9 +400,8 @@ def main(argv=None) -> int:
 
     def on_result(job: Job, result: dict) -> None:
         rows = fresh[job.student] = commit(p, job, result)
-        reason = result.get("failed", "")
-        print(f"  {job.student} ({len(fresh)}/{len(p.jobs)}): {summary(rows)}" + (f" ({reason})" if reason else ""),
-              flush=True)
+        how = result.get("failed") or f"{result['seconds']:.0f} s"
+        print(f"  {job.student} ({len(fresh)}/{len(p.jobs)}): {summary(rows)} ({how})", flush=True)
 
     try:
         if p.jobs:
