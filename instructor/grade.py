@@ -44,7 +44,8 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -161,9 +162,8 @@ def context(p: Plan) -> dict:
     config = p.course / "nbgrader_config.py"
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
         copy = Path(tmp) / "gradebook.db"
-        with sqlite3.connect(gradebook_path(p.db_url)) as src, sqlite3.connect(copy) as dst:
+        with closing(sqlite3.connect(gradebook_path(p.db_url))) as src, closing(sqlite3.connect(copy)) as dst:
             src.backup(dst)
-        dst.close()
         gradebook = copy.read_bytes()
     ctx = {"repo": str(ROOT), "assignment": p.assignment,
            "config": config.read_text(encoding="utf-8") if config.is_file() else "",
@@ -173,6 +173,20 @@ def context(p: Plan) -> dict:
 
 
 # ---- engines: each calls on_result(job, result) in this thread, as results come, until done or stopped ----------
+
+def collect(futures: dict, stop: threading.Event, on_result) -> set:
+    """Hand each future's result to ``on_result`` (in this thread) as it comes, until all are done or ``stop`` is
+    set; the futures left pending."""
+    pending = set(futures)
+    while pending and not stop.is_set():
+        done = {f for f in pending if f.done()}
+        for f in done:
+            on_result(futures[f], f.result())
+        pending -= done
+        if not done:
+            stop.wait(0.1)
+    return pending
+
 
 def run_local(p: Plan, ctx: dict, slots: int, stop: threading.Event, on_result) -> None:
     """``slots // weight`` grading processes on this machine (at least one), one student at a time each."""
@@ -196,13 +210,7 @@ def run_local(p: Plan, ctx: dict, slots: int, stop: threading.Event, on_result) 
     pool = ThreadPoolExecutor(len(handles))
     try:
         futures = {pool.submit(grade, job): job for job in p.jobs}
-        pending = set(futures)
-        while pending and not stop.is_set():
-            done = {f for f in pending if f.done()}
-            for f in done:
-                on_result(futures[f], f.result())
-            pending -= done
-            stop.wait(0.1) if not done else None
+        collect(futures, stop, on_result)
     finally:
         for f in futures:
             f.cancel()
@@ -245,14 +253,8 @@ def run_dask(p: Plan, ctx: dict, slots: int, stop: threading.Event, on_result, s
         futures = {client.submit(grading.on_dask, job.message(), shared, p.timeout, resources=resources,
                                  key=f"grade-{p.assignment}-{job.student}-{job.digest[:12]}", pure=False): job
                    for job in p.jobs}
-        pending = set(futures)
-        while pending and not stop.is_set():
-            done = {f for f in pending if f.done()}
-            for f in done:
-                on_result(futures[f], f.result())
-            pending -= done
-            stop.wait(0.1) if not done else None
-        if stop.is_set():
+        pending = collect(futures, stop, on_result)
+        if pending:
             client.cancel(list(pending))
         client.run(grading.stop_dask_workers, stop.is_set())
     finally:

@@ -120,14 +120,14 @@ def submission_records(db_url: str, assignment: str, student: str) -> list[tuple
 
 
 def autograde_error(log: str) -> str:
-    """One line saying why nbgrader's autograde of a notebook failed, from its log (the traceback's last line)."""
-    lines = [line.strip() for line in log.splitlines()]
-    for i, line in enumerate(lines):
-        if line.startswith("Traceback (most recent call last)"):
-            tail = [x for x in lines[i:] if x and not x.startswith(("[", "File ", "Traceback"))]
-            found = [x for x in tail if re.match(r"[\w.]+(Error|Exception|Exit)\b", x)]
-            if found:
-                return found[0][:200]
+    """One line saying why nbgrader's autograde of a notebook failed, from its log: the exception under a traceback
+    nbgrader logged, else its first error message."""
+    records = [r for r in re.split(r"^(?=\[[A-Z]+\] )", log, flags=re.M) if r.startswith("[ERROR] ")]
+    for record in records:
+        if "Traceback (most recent call last)" in record:
+            return record.strip().splitlines()[-1].strip()[:200]
+    if records:
+        return " ".join(records[0][len("[ERROR] "):].split())[:200]
     return "nbgrader could not autograde the notebook (see its log)"
 
 

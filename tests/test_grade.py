@@ -1,7 +1,8 @@
 """instructor/grade.py: a class of chapter 1 autograded and regraded in parallel, with real nbgrader.
 
-One class has three broken notebooks: one that is not JSON, one whose answer kills its kernel, one whose answer
-never returns and ignores the interrupt (the reference answers elsewhere).  Another (two honest students, one
+One class has four broken notebooks: one that is not JSON, one that nbgrader refuses (old metadata; the regrade
+grades it), one whose answer kills its kernel, one whose answer never returns and ignores the interrupt (the
+reference answers elsewhere).  Another (two honest students, one
 blank) is graded three ways that must agree to the byte: with ``--jobs 2``; interrupted by SIGINT after its first
 student, then run again; and on a Dask LocalCluster on 127.0.0.1.
 """
@@ -63,6 +64,11 @@ def notebook_for(student: str, release: Path) -> str:
         return release.read_text(encoding="utf-8")
     if student == "not-json":
         return '{"cells": [ this is not JSON'
+    if student == "old-metadata":   # the reference answers, in cells nbgrader refuses to read (schema version 1)
+        nb = nbformat.reads(notebook_for("honest", release), as_version=4)
+        for cell in nb.cells:
+            cell.metadata.get("nbgrader", {})["schema_version"] = 1
+        return nbformat.writes(nb)
     source = nbformat.read(INSTRUCTOR / "source" / "ch01" / "ch01.ipynb", as_version=4)
     solutions = {c.metadata.nbgrader["grade_id"]: c.source for c in source.cells if c.metadata.nbgrader["solution"]}
     nb = nbformat.read(release, as_version=4)
@@ -139,7 +145,7 @@ def left_behind(tmp: Path) -> list:
 @pytest.fixture(scope="module")
 def broken_class(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("broken")
-    course = make_course(tmp / "course", ["not-json", "kills-kernel", "never-ends"])
+    course = make_course(tmp / "course", ["not-json", "old-metadata", "kills-kernel", "never-ends"])
     return course, run(course, "--jobs", "2", tmp=tmp), tmp
 
 
@@ -151,13 +157,17 @@ def test_every_student_is_graded_and_a_broken_notebook_costs_its_own_points(brok
     full, zero, none = ("15", "15", "15"), ("0", "0", "15"), ("", "", "15")
     assert got == {
         ("not-json", "bubble-ratio"): none, ("not-json", "choose-m"): none,
+        ("old-metadata", "bubble-ratio"): ("", "15", "15"), ("old-metadata", "choose-m"): ("", "15", "15"),
         ("kills-kernel", "bubble-ratio"): zero, ("kills-kernel", "choose-m"): full,
         ("never-ends", "bubble-ratio"): zero, ("never-ends", "choose-m"): full,
     }
     reasons = {key: r["reason"] for key, r in rows.items() if r["reason"]}
-    assert set(reasons) == {("not-json", "bubble-ratio"), ("not-json", "choose-m"), ("kills-kernel", "bubble-ratio"),
+    assert set(reasons) == {("not-json", "bubble-ratio"), ("not-json", "choose-m"), ("old-metadata", "bubble-ratio"),
+                            ("old-metadata", "choose-m"), ("kills-kernel", "bubble-ratio"),
                             ("never-ends", "bubble-ratio")}, reasons
     assert "JSON" in reasons["not-json", "bubble-ratio"]
+    assert reasons["old-metadata", "choose-m"].startswith("nbgrader: One or more notebooks in the assignment use an "
+                                                          "old version")
     assert "DeadKernelError" in reasons["kills-kernel", "bubble-ratio"]
     assert "CellTimeoutError" in reasons["never-ends", "bubble-ratio"]
     # every submission is in the gradebook, with the scores of the CSV
@@ -296,3 +306,12 @@ def test_a_course_without_submissions_or_gradebook_is_refused(tmp_path, capsys):
     shutil.copytree(INSTRUCTOR / "source" / "ch01", course / "source" / "ch01")
     assert grade.main(["ch01", "--course-dir", str(course)]) == 2
     assert "no gradebook" in capsys.readouterr().err
+
+
+def test_nbgrader_s_reason_is_the_exception_under_its_traceback_else_its_first_error():
+    log = ("[INFO] Sanitizing x.ipynb\n[ERROR] There was an error processing assignment: /c/submitted/s/ch01\n"
+           "[ERROR] Traceback (most recent call last):\n  File \"base.py\", line 1, in convert\n    read(path)\n"
+           "nbformat.reader.NotJSONError: Notebook does not appear to be JSON\n\n[ERROR] Please see the traceback\n")
+    assert grade.grading.autograde_error(log) == "nbformat.reader.NotJSONError: Notebook does not appear to be JSON"
+    assert grade.grading.autograde_error("[WARNING] w\n[ERROR] One or more notebooks use an old\n    version\n") == \
+        "One or more notebooks use an old version"
