@@ -14,7 +14,8 @@ and answers with all of it as plain data.  Nothing it receives or returns is a p
 the same jobs run on a Dask worker elsewhere (``on_dask``), given this repository and its environment there.
 
 Messages are pickled dicts, each prefixed by its length, on the process's stdin and on a copy of its stdout (its
-own stdout and stderr go to the log).
+own stdout and stderr go to the log).  Pickle trusts the other side: the grading process runs as the same user as
+grade.py, which nbgrader's kernels already do (the students' code could write to the course directory anyway).
 """
 
 from __future__ import annotations
