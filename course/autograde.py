@@ -5,8 +5,8 @@ in a student's kernel).
   (e.g. it set SIGINT to SIG_IGN and loops) or kills its kernel (``os._exit``, a segfault, the memory limit).
   nbgrader would give up on the whole notebook and score it 0; here the kernel is restarted, the locked setup cell
   is run again, the cell gets an error (0 points) and execution goes on with the next cell, so the points earned by
-  the other exercises stay.  Each exercise's solution and test cells
-  come after its statement and need nothing from earlier exercises, so they run the same in the fresh kernel.
+  the other exercises stay.  Each exercise's solution and test cells come after its statement and need nothing
+  from earlier exercises, so they run the same in the fresh kernel.
 - ``StderrIsOutput``: nbgrader scores a test cell 0 as soon as it wrote anything to stderr; a correct answer that
   prints a warning (``warnings.warn``, ``print(..., file=sys.stderr)``, a library's own warning) keeps its points:
   stderr of grade cells is recorded as ordinary output.  A failing test still raises, which is what scores 0.
