@@ -16,7 +16,6 @@ For a real deployment see the README ("The course on JupyterHub"): another authe
 """
 
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -27,19 +26,13 @@ from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 state = hub.state_directory()
 c.JupyterHub.bind_url = f"http://127.0.0.1:{os.environ.get('PP_HUB_PORT', '8000')}"
-c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{free_port()}"
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{hub.free_port()}"
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.ConfigurableHTTPProxy.command = [str(hub.PROXY)]          # pinned, from npm (provision.py)
-c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{free_port()}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{hub.free_port()}"
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 
 # Who may log in, and with what.
@@ -112,7 +105,7 @@ if os.environ.get("PP_HUB_HOMES"):
 
 c.JupyterHub.services = [{
     "name": hub.COURSE,
-    "url": f"http://127.0.0.1:{free_port()}",
+    "url": f"http://127.0.0.1:{hub.free_port()}",
     "command": [str(hub.PYTHON.parent / "jupyterhub-singleuser")],
     "user": hub.GRADER,
     "cwd": str(hub.course_directory()),

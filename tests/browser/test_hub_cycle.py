@@ -19,7 +19,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -51,18 +50,12 @@ c.Spawner.environment["JUPYTERLAB_SETTINGS_DIR"] = lambda spawner: f"{homes}/{{s
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Hub:
     """JupyterHub started from the course's configuration, with the variables of ``hub_env``."""
 
     def __init__(self, hub_env: dict, lab_settings: dict):
         self.env, self.password = hub_env, secrets.token_urlsafe(12)
-        self.url = f"http://127.0.0.1:{free_port()}"
+        self.url = f"http://127.0.0.1:{hub.free_port()}"
         state, homes = Path(hub_env["PP_HUB_STATE"]), Path(hub_env["PP_HUB_HOMES"])
         state.mkdir(mode=0o700, exist_ok=True)
         for user in hub.INSTRUCTORS + hub.STUDENTS:
