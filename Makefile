@@ -4,7 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab lab-reset test check bench book lite recordings clean
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: lab lab-reset hub test check bench book lite recordings clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +20,13 @@ lab: $(STAMP)            ## set up (first run), copy the chapters into workspace
 lab-reset: $(STAMP)      ## give one chapter copy in workspace/ its course version back: make lab-reset CHAPTER=01_bubble
 	$(PY) -m course.lab --reset "$(CHAPTER)"
 
+hub: $(STAMP)            ## the course on a local JupyterHub, http://127.0.0.1:8000 (needs root: real system users)
+	$(SUDO) $(PY) instructor/hub/provision.py
+	$(SUDO) $(VENV)/bin/jupyterhub -f instructor/hub/jupyterhub_config.py
+
 test: $(STAMP)           ## set up (first run) and run the whole test suite
 	sh tests/browser/setup.sh
+	$(SUDO) $(PY) instructor/hub/provision.py --system-only
 	$(PY) -m pytest
 
 check: $(STAMP)          ## every generated file is current (one pass, each stale file named), then solutions pass, starters fail

@@ -2,10 +2,11 @@
 in a student's kernel).
 
 - ``Execute``: nbgrader's executor, plus what to do when a cell ignores the interrupt sent at its time limit
-  (e.g. it set SIGINT to SIG_IGN and loops).  nbgrader would give up on the whole notebook and score it 0; here the
-  kernel is restarted, the locked setup cell is run again, the stuck cell gets an error (0 points) and execution goes
-  on with the next cell, so the points earned by the other exercises stay.  Each exercise's solution and test cells
-  come after its statement and need nothing from earlier exercises, so they run the same in the fresh kernel.
+  (e.g. it set SIGINT to SIG_IGN and loops) or kills its kernel (``os._exit``, a segfault, the memory limit).
+  nbgrader would give up on the whole notebook and score it 0; here the kernel is restarted, the locked setup cell
+  is run again, the cell gets an error (0 points) and execution goes on with the next cell, so the points earned by
+  the other exercises stay.  Each exercise's solution and test cells come after its statement and need nothing
+  from earlier exercises, so they run the same in the fresh kernel.
 - ``StderrIsOutput``: nbgrader scores a test cell 0 as soon as it wrote anything to stderr; a correct answer that
   prints a warning (``warnings.warn``, ``print(..., file=sys.stderr)``, a library's own warning) keeps its points:
   stderr of grade cells is recorded as ordinary output.  A failing test still raises, which is what scores 0.
@@ -37,7 +38,7 @@ import sys
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from nbclient.exceptions import CellTimeoutError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import MissingEntry
@@ -62,9 +63,17 @@ def prefer_own_environment() -> None:
 
 
 def stuck_error(timeout) -> NotebookNode:
-    text = (f"CellTimeoutError: the cell ran past its time limit ({timeout} s) and ignored the interrupt; "
-            "the kernel was restarted and grading went on with the next cell")
-    return NotebookNode(output_type="error", ename="CellTimeoutError", evalue=text, traceback=[text])
+    return grading_error("CellTimeoutError", f"the cell ran past its time limit ({timeout} s) and ignored the "
+                                             "interrupt")
+
+
+def died_error() -> NotebookNode:
+    return grading_error("DeadKernelError", "the kernel died running this cell")
+
+
+def grading_error(ename: str, what: str) -> NotebookNode:
+    text = f"{ename}: {what}; the kernel was restarted and grading went on with the next cell"
+    return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[text])
 
 
 class JailedKernelManager(AsyncKernelManager):
@@ -81,8 +90,8 @@ class JailedKernelManager(AsyncKernelManager):
 
 
 class Execute(NbgraderExecute):
-    """nbgrader's Execute in a jailed kernel; a cell that survives its interrupt costs its own points only (see the
-    module)."""
+    """nbgrader's Execute in a jailed kernel; a cell that survives its interrupt or kills its kernel costs its own
+    points only (see the module)."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", JailedKernelManager)   # nbgrader's own __init__ sets its class
@@ -95,8 +104,11 @@ class Execute(NbgraderExecute):
             # the interrupt was sent and the kernel went on running: nothing else can run in it
             self.log.warning("Cell %s ignored its interrupt: restarting the kernel", cell_index)
             cell.outputs.append(stuck_error(self._get_timeout(cell)))
-            await self._restart_kernel()
-            return cell
+        except DeadKernelError:
+            self.log.warning("Cell %s killed its kernel: restarting it", cell_index)
+            cell.outputs.append(died_error())
+        await self._restart_kernel()
+        return cell
 
     execute_cell = run_sync(async_execute_cell)   # nbclient binds the sync name to its own coroutine
 

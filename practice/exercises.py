@@ -62,6 +62,7 @@ class Problem:
     sections: dict[str, str]   # the chapter section it practises, e.g. "Chapter 2 §4: GPipe and 1F1B"
     difficulty: int    # 1 (a warm-up) .. 3 (the hardest)
     kind: str          # "derive" (find a rule or formula), "design" (build something graded by properties), "implement"
+    processes: int = 1  # processes one test case keeps busy at once (live-1f1b: 4 gloo ranks); graders count it
 
     @property
     def title(self) -> str:
@@ -92,7 +93,7 @@ class Problem:
     def to_json(self) -> dict:
         return {"slug": self.slug, "title": self.title, "chapter": self.chapter, "section": self.section,
                 "kind": self.kind, "difficulty": self.difficulty, "points": self.points, "requires": self.requires,
-                "timeout": self.timeout}
+                "timeout": self.timeout, "processes": self.processes}
 
     @property
     def stars(self) -> str:
@@ -213,13 +214,16 @@ def load_problem(directory: Path, solutions: Path = SOLUTIONS) -> Problem:
     timeout = meta.get("timeout", DEFAULT_TIMEOUT)
     if type(timeout) not in (int, float) or not timeout > 0:
         raise ValueError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
+    processes = meta.get("processes", 1)
+    if type(processes) is not int or not 1 <= processes <= 64:
+        raise ValueError(f"{where}: processes must be an integer 1..64, got {processes!r}")
     statements = twins.parse(body.splitlines(), where)
     missing = [lang for lang in LANGS if not statements.bodies.get(lang, "").strip()]
     if missing:
         raise ValueError(f"{where}: no {' or '.join(missing)} statement (open each with a '~~ zh' / '~~ en' line)")
     return Problem(directory.name, {"zh": meta["title"], "en": meta["title_en"]}, meta["chapter"], meta["points"],
                    meta["requires"], float(timeout), statements, directory, solutions / f"{directory.name}.py",
-                   {"zh": meta["section"], "en": meta["section_en"]}, meta["difficulty"], meta["kind"])
+                   {"zh": meta["section"], "en": meta["section_en"]}, meta["difficulty"], meta["kind"], processes)
 
 
 def stamp_statement(problem: Problem) -> None:

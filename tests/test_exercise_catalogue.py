@@ -8,10 +8,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from practice.exercises import load_problems  # noqa: E402
+from practice.exercises import load_problem, load_problems  # noqa: E402
 
 PROBLEMS = load_problems()
 CHAPTERS = sorted((ROOT / "course" / "chapters" / "_src").glob("0*.py"))
@@ -65,3 +67,14 @@ def test_points_follow_difficulty():
     allowed = {1: range(10, 16), 2: range(15, 21), 3: range(20, 26)}
     for p in PROBLEMS:
         assert p.points in allowed[p.difficulty], f"{p.slug}: {p.points} points at difficulty {p.difficulty}"
+
+
+def test_an_exercise_declares_the_processes_a_test_keeps_busy(tmp_path):
+    """Graders that run several submissions at once count them (instructor/grade.py)."""
+    assert {p.slug: p.processes for p in PROBLEMS if p.processes != 1} == {"live-1f1b": 4}
+    source = (ROOT / "practice" / "problems" / "bubble-ratio" / "problem.md").read_text(encoding="utf-8")
+    for bad in ("0", "2.5", "many", "65"):
+        (tmp_path / "x").mkdir(exist_ok=True)
+        (tmp_path / "x" / "problem.md").write_text(source.replace("---\n", f"---\nprocesses: {bad}\n", 1))
+        with pytest.raises(ValueError, match=r"processes must be an integer 1\.\.64"):
+            load_problem(tmp_path / "x")

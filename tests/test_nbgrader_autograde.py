@@ -1,6 +1,6 @@
-"""course/autograde.py as nbgrader_config.py wires it: a cell that ignores its interrupt costs only its own points,
-stderr does not zero a test cell, the kernel is jailed (practice/contain.py), the answer cells are picked as the
-regrade picks them, and `.venv/bin/nbgrader` works without an activated environment."""
+"""course/autograde.py as nbgrader_config.py wires it: a cell that ignores its interrupt or kills its kernel costs
+only its own points, stderr does not zero a test cell, the kernel is jailed (practice/contain.py), the answer cells
+are picked as the regrade picks them, and `.venv/bin/nbgrader` works without an activated environment."""
 
 import os
 import subprocess
@@ -59,6 +59,19 @@ def test_a_cell_that_ignores_its_interrupt_costs_only_its_own_points():
     # the fresh kernel ran the setup cell again, then the next cell, which keeps its points
     assert determine_grade(nb.cells[2]) == (5, 5) and nb.cells[2].outputs[0].text == "ran\n", nb.cells[2].outputs
     print(f"stuck cell handled in {seconds:.1f} s")
+
+
+def test_a_cell_that_kills_its_kernel_costs_only_its_own_points():
+    from nbgrader.utils import determine_grade
+
+    setup = nbformat.v4.new_code_cell("BASE = 41", metadata={"nbgrader": {"grade_id": "setup", "locked": True,
+                                                                          "solution": False, "grade": False}})
+    dying = grade_cell("import os\nos._exit(3)", "dying_tests")
+    later = grade_cell("assert BASE + 1 == 42\nprint('ran')", "later_tests")
+    nb = run(nbformat.v4.new_notebook(cells=[setup, dying, later]))
+    assert determine_grade(nb.cells[1]) == (0, 5)
+    assert nb.cells[1].outputs[-1].ename == "DeadKernelError", nb.cells[1].outputs
+    assert determine_grade(nb.cells[2]) == (5, 5) and nb.cells[2].outputs[0].text == "ran\n", nb.cells[2].outputs
 
 
 def test_a_correct_answer_that_writes_to_stderr_or_warns_keeps_its_points():

@@ -1,4 +1,6 @@
-"""Fixtures for the browser tests: a private JupyterLab server and Debian's Chromium driven by Playwright.
+"""Fixtures for the browser tests: a private JupyterLab server and Debian's Chromium driven by Playwright; for the
+hub's test, ``hub_env`` (a private setting of the course's local JupyterHub, instructor/hub/) and ``run_as`` (a
+command as one of its accounts, which are real system users).
 
 JupyterLab runs from this environment on 127.0.0.1 (free port, random token) with every per-user directory in a
 temporary folder, so nothing from ~/.jupyter leaks in and nothing is written back to the repository: the chapters
@@ -16,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +30,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
+HUB = REPO / "instructor" / "hub"
 CHAPTERS = REPO / "course" / "chapters"
 SCREENSHOTS = REPO / "screenshots" / "browser"   # git-ignored
 CHROMIUM = Path("/usr/bin/chromium")             # Debian's build; Playwright must never download one
@@ -158,10 +162,30 @@ def lab(tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture(scope="module")
-def browser_context(tmp_path_factory):
+def _need_chromium() -> None:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing; run tests/browser/setup.sh (installs Debian's chromium)")
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's Chromium, for a test that needs one browser context per user (``chromium.new_context()``)."""
+    _need_chromium()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def lab_settings():
+    """LAB_SETTINGS: JupyterLab user settings for a browser test, by plugin."""
+    return LAB_SETTINGS
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory):
+    _need_chromium()
     with sync_playwright() as pw:
         # A persistent context on a fresh folder: an explicit, empty profile for every run.
         context = pw.chromium.launch_persistent_context(
@@ -253,3 +277,35 @@ class Notebook:
 @pytest.fixture
 def open_notebook(page, lab):
     return lambda path: Notebook(page, lab, path)
+
+
+def _run_as(user: str, *cmd, env: dict, cwd: Path | str = "/", timeout: float = 300) -> subprocess.CompletedProcess:
+    """``cmd`` as the system user ``user`` (runuser), with ``env`` only (nothing of this process's environment)."""
+    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()),
+                           *map(str, cmd)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def run_as():
+    """``run_as(user, *cmd, env=..., cwd=..., timeout=...)``: a command as one of the hub's system users."""
+    return _run_as
+
+
+@pytest.fixture(scope="module")
+def hub_env():
+    """The hub's variables for one test module (see instructor/hub/hub.py): its own exchange, course directory, working
+    directories and hub state, in a folder the hub's accounts may pass through, made by
+    ``provision.py --setting-only``.  The accounts (shared by every test run on the machine) come from
+    ``provision.py --system-only``, which ``make test`` runs first."""
+    if os.geteuid() != 0:
+        pytest.fail("the hub tests run real system users: run them as root (or skip them: pytest -m 'not hub')")
+    root = Path(tempfile.mkdtemp(prefix="pp-hub-"))
+    root.chmod(0o755)   # the hub's accounts pass through to their own folders
+    env = {"NBGRADER_EXCHANGE": str(root / "exchange"), "PP_HUB_COURSE": str(root / "course"),
+           "PP_HUB_HOMES": str(root / "homes"), "PP_HUB_STATE": str(root / "state")}
+    result = subprocess.run([sys.executable, str(HUB / "provision.py"), "--setting-only"], capture_output=True,
+                            text=True, timeout=300, env={**os.environ, **env})
+    assert result.returncode == 0, (result.stdout + result.stderr + "\n(the hub's accounts: sudo "
+                                    ".venv/bin/python instructor/hub/provision.py --system-only)")
+    yield env
+    shutil.rmtree(root, ignore_errors=True)
