@@ -4,10 +4,12 @@
     python lite/build.py --out DIR --add extra.ipynb
 
 Nothing is fetched but packages, from their registries: the Pyodide runtime from npm (``npm pack``), the wheels
-the kernel loads from PyPI (``pip download``), JupyterLite itself from the build environment.  Versions: Pyodide
-and JupyterLite are pinned in pyproject.toml (``[tool.course.lite]``, the ``dev`` extra); a wheel Pyodide's lock
-names is taken at the version the lock names; every other wheel at the version installed here, so the browser
-runs the same ipywidgets as the desktop.
+the kernel loads from PyPI (``pip download``), JupyterLite itself from PyPI into a tool environment of its own
+(``.lite-cache/tools``).  JupyterLite's kernel extension works only in JupyterLite, and JupyterLab loads every
+front-end extension it finds in its environment (disabled ones too), so it must not be installed beside the
+course's Lab.  Versions: Pyodide is pinned in ``[tool.course.lite]``, JupyterLite in the ``lite`` extra (both in
+pyproject.toml); a wheel Pyodide's lock names is taken at the version the lock names; every other wheel at the
+version installed here, so the browser runs the same ipywidgets as the desktop.
 
 The site holds:
 - ``static/pyodide/``: the runtime, the wheels, and a ``pyodide-lock.json`` rewritten to be true for them: the
@@ -50,7 +52,8 @@ PRELOAD = ("micropip", "comm", "jedi", "ipython", "ipywidgets", "course")
 # Wheels that are not in Pyodide's lock: taken at the version installed in this (the desktop) environment.
 EXTRA = ("comm", "ipywidgets", "jupyterlab-widgets", "widgetsnbextension", "ipython-pygments-lexers")
 # The front-end extensions the site needs (the kernel, the widget manager); nbgrader's needs a server.
-LABEXTENSIONS = ("@jupyterlite/pyodide-kernel-extension", "@jupyter-widgets/jupyterlab-manager")
+KERNEL_EXTENSION = "@jupyterlite/pyodide-kernel-extension"
+WIDGETS_EXTENSION = "@jupyter-widgets/jupyterlab-manager"
 
 
 class BuildError(Exception):
@@ -61,18 +64,42 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
 def pins() -> dict:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     try:
-        return project["tool"]["course"]["lite"]
+        return _project()["tool"]["course"]["lite"]
     except KeyError:
         raise BuildError("pyproject.toml has no [tool.course.lite] table (the pinned Pyodide version)") from None
+
+
+def tools(cache: Path) -> Path:
+    """The build's own environment (JupyterLite and its Pyodide kernel, the ``lite`` extra's pins); its prefix.
+
+    Made on first use and again when the pins change; pip's cache makes a rebuild quick."""
+    try:
+        wanted = _project()["project"]["optional-dependencies"]["lite"]
+    except KeyError:
+        raise BuildError("pyproject.toml has no 'lite' extra (the pinned JupyterLite packages)") from None
+    prefix = cache / "tools"
+    stamp = prefix / "course-lite-pins.json"
+    if stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")) == wanted:
+        return prefix
+    shutil.rmtree(prefix, ignore_errors=True)
+    run([sys.executable, "-m", "venv", str(prefix)], "creating the build environment")
+    run([str(prefix / "bin" / "python"), "-m", "pip", "install", "--quiet", *wanted],
+        f"installing {' '.join(wanted)} into {prefix}")
+    stamp.write_text(json.dumps(wanted), encoding="utf-8")
+    return prefix
 
 
 def run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if done.returncode:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        # both streams: jupyter lite prints its failing task on stdout, warnings on stderr
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-8:])
         raise BuildError(f"{what} failed ({' '.join(cmd[:3])} ... exit {done.returncode}):\n{tail}")
     return done.stdout
 
@@ -193,9 +220,12 @@ def make_lock(runtime: Path, dest: Path, wheels: Path, course: Path, shims: Path
     return lock
 
 
-def kernel_extension_wheels() -> Path:
-    return Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyterlite" / "pyodide-kernel-extension" / \
-        "static" / "pypi"
+def labextension(name: str, prefix: Path) -> Path:
+    """Where a front-end extension is installed in an environment; a clear error when it is not."""
+    path = prefix / "share" / "jupyter" / "labextensions" / name
+    if not (path / "package.json").exists():
+        raise BuildError(f"the front-end extension {name} is not installed in {prefix}")
+    return path
 
 
 def exercises_notebooks(out: Path) -> list[str]:
@@ -280,17 +310,15 @@ def build(out: Path, cache: Path, extra: list[Path]) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     (cache / "wheels").mkdir(exist_ok=True)
     runtime = pyodide_runtime(pinned["pyodide"], cache)
+    lite = tools(cache)
+    # the kernel's extension from the build environment, the widget manager from this one (the desktop's version)
+    extensions = [labextension(KERNEL_EXTENSION, lite), labextension(WIDGETS_EXTENSION, Path(sys.prefix))]
     # A fresh staging folder every time: no doit cache (.jupyterlite.doit.db) survives from an earlier build.
     with tempfile.TemporaryDirectory(prefix="lite-build-") as tmp:
         stage = Path(tmp)
         course = course_wheel(stage / "dist")
-        make_lock(runtime, stage / "static" / "pyodide", cache / "wheels", course, kernel_extension_wheels())
+        make_lock(runtime, stage / "static" / "pyodide", cache / "wheels", course, extensions[0] / "static" / "pypi")
         contents(stage / "files", extra)
-        labext = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
-        for name in LABEXTENSIONS:
-            if not (labext / name / "package.json").exists():
-                raise BuildError(f"the front-end extension {name} is not installed in {sys.prefix}: "
-                                 "pip install -e '.[dev]'")
         (stage / "jupyter-lite.json").write_text(json.dumps({"jupyter-lite-schema-version": 0, "jupyter-config-data": {
             "appName": "Pipeline parallelism, hands-on (browser edition)",
             "litePluginSettings": {KERNEL_PLUGIN: {"disablePyPIFallback": True,
@@ -300,9 +328,9 @@ def build(out: Path, cache: Path, extra: list[Path]) -> None:
         shutil.rmtree(target, ignore_errors=True)
         (stage / "jupyter_lite_config.json").write_text(json.dumps({"LiteBuildConfig": {
             "contents": [str(stage / "files")], "output_dir": str(target), "no_sourcemaps": True,
-            "federated_extensions": [str(labext / n) for n in LABEXTENSIONS],
+            "federated_extensions": [str(e) for e in extensions],
             "ignore_sys_prefix": ["federated_extensions"]}}, indent=1), encoding="utf-8")
-        run([str(Path(sys.executable).with_name("jupyter-lite")), "build", "--lite-dir", str(stage)],
+        run([str(lite / "bin" / "jupyter-lite"), "build", "--lite-dir", str(stage)],
             "jupyter lite build", cwd=stage)
         verify(target)
         shutil.rmtree(out, ignore_errors=True)
