@@ -248,8 +248,8 @@ def _relayed_streams(relayed, world_size: int, what: str) -> dict:
     for receive in relayed.receives:
         if receive.matched is None:
             raise CheckFailed(tr(f"rank {receive.rank} 从 rank {receive.src} 的 recv 没有等到消息 (nothing was sent "
-                                 f"for it) ({what})", f"rank {receive.rank}'s recv from rank {receive.src} got nothing: "
-                                 f"nothing was sent for it ({what})"))
+                                 f"for it) ({what})", f"rank {receive.rank}'s recv from rank {receive.src} got "
+                                 f"nothing: nothing was sent for it ({what})"))
     return streams
 
 
@@ -278,7 +278,8 @@ def _judge_messages(rank: int, streams: dict, ref: dict, world_size: int, m: int
             name = (tr("forward 的输出 (stage output)", "stage output") if step == "F" else
                     tr("micro-batch 输入的梯度 (x.grad)", "gradient of the micro-batch's input (x.grad)"))
             assert_tensor_close(_tensor(message), expected[k],
-                                tr(f"rank {rank} 第 {k} 个{label} ({what})", f"rank {rank}'s {label} number {k} ({what})"),
+                                tr(f"rank {rank} 第 {k} 个{label} ({what})",
+                                   f"rank {rank}'s {label} number {k} ({what})"),
                                 tr(f"应该是第 {k} 个 micro-batch 的 {name}：micro-batch 按 0, 1, 2, ... 的顺序，loss 要除以 m",
                                    f"it should be micro-batch {k}'s {name}: micro-batches in the order 0, 1, 2, ..., "
                                    "the loss divided by m"),

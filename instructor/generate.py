@@ -183,7 +183,8 @@ def render(problems_dir: Path, solutions_dir: Path) -> dict[str, str]:
         chapters.setdefault(exercise.chapter, []).append(exercise)
     try:
         return {f"{assignment_name(n, lang)}/{assignment_name(n, lang)}.ipynb":
-                nbformat.writes(chapter_notebook(n, chapters[n], lang)) + "\n" for n in sorted(chapters) for lang in LANGS}
+                nbformat.writes(chapter_notebook(n, chapters[n], lang)) + "\n"
+                for n in sorted(chapters) for lang in LANGS}
     finally:
         set_language(None)
 
