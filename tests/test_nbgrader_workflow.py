@@ -455,10 +455,14 @@ def test_an_answer_that_patches_the_checks_fails(graded):
     own_answers(graded, "cheater", "检测到篡改 (tampering)", poisons_the_kernel=True)
 
 
-def hidden_test_names(test_cell: str) -> set[str]:
+def hidden_test_names(test_cell: str) -> dict[str, str]:
+    """The functions only the hidden tests define: name -> its ``def`` line (with its arguments, so that a solution's
+    own helper of the same name, e.g. one-f-one-b-order's nested ``makespan(leads)``, is not taken for it)."""
     public, hidden = test_cell.split("### BEGIN HIDDEN TESTS")
-    defined = lambda code: {n.name for n in ast.parse(textwrap.dedent(code)).body if isinstance(n, ast.FunctionDef)}
-    return defined(hidden.split("### END HIDDEN TESTS")[0]) - defined(public)
+    hidden = textwrap.dedent(hidden.split("### END HIDDEN TESTS")[0])
+    defined = lambda code: {n.name: code.splitlines()[n.lineno - 1].strip() for n in ast.parse(code).body
+                            if isinstance(n, ast.FunctionDef)}
+    return {name: line for name, line in defined(hidden).items() if name not in defined(textwrap.dedent(public))}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -466,15 +470,16 @@ def test_feedback_html_is_generated_without_hidden_tests(graded, assignment):
     tests = [c.source for c in cells(source_notebook(assignment), grade=True)]
     public = {n.name for c in tests for n in ast.parse(textwrap.dedent(c.split("### BEGIN HIDDEN TESTS")[0])).body
               if isinstance(n, ast.FunctionDef)}
-    hidden = set().union(*(hidden_test_names(c) for c in tests)) - public   # a name one exercise shows in public
-    assert hidden
+    hidden = {name: line for c in tests for name, line in hidden_test_names(c).items()
+              if name not in public}   # not a name one exercise shows in public
+    assert hidden and all(line.startswith(f"def {name}(") for name, line in hidden.items())
     for student in students(assignment):
         page = (graded["course"] / "feedback" / student / assignment / f"{assignment}.html").read_text("utf-8")
         text = html.unescape(re.sub(r"<[^>]+>", "", page))
         score, max_score, _ = scores(graded, assignment, student)
         assert f"Score: {score:.1f} / {max_score:.1f}" in text, f"{student}: no total score in the feedback"
         assert "load_submission(" in text  # the test cells are shown...
-        assert not [name for name in hidden if f"def {name}(" in text], "...without their hidden tests"
+        assert not [line for line in hidden.values() if line in text], "...without their hidden tests"
 
 
 def test_grades_export_to_csv(graded):
