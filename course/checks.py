@@ -3,8 +3,8 @@
 A test imports these names BEFORE it imports the learner's code, so every primitive used here is bound
 before learner code runs: replacing ``math.isclose``, ``numpy.testing`` or ``pytest.approx`` afterwards changes
 nothing.  Values are compared by exact type first, so an object that claims to equal everything (a custom
-``__eq__``, a subclass of int) fails instead of passing.  Failure messages are Chinese with English terms and
-never call the learner's ``__repr__``/``__eq__``.
+``__eq__``, a subclass of int) fails instead of passing.  Failure messages come in the course's language
+(``course.i18n``: Chinese with English terms, or English) and never call the learner's ``__repr__``/``__eq__``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import math
 import os
 import sys
 import types
+
+from course.i18n import tr
 
 # Primitives captured at import time (before any learner code can patch them).
 _isclose, _isnan = math.isclose, math.isnan
@@ -44,7 +46,7 @@ def show(x, limit: int = 300) -> str:
         items = list(dict.items(x))[:20]
         s = "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in items) + (", ..." if _len(x) > 20 else "") + "}"
     else:
-        s = f"<{_type_name(t)} 对象 (object)>"
+        s = tr(f"<{_type_name(t)} 对象 (object)>", f"<{_type_name(t)} object>")
     return s if _len(s) <= limit else s[:limit] + "..."
 
 
@@ -58,17 +60,20 @@ def _first_difference(got, exp, path: str, rel: float, abs_tol: float) -> str | 
     te, tg = _type(exp), _type(got)
     if te is float:
         if tg not in (float, int):
-            return f"{path}: 期望 float，得到 {_type_name(tg)}"
+            return tr(f"{path}: 期望 float，得到 {_type_name(tg)}", f"{path}: expected a float, got {_type_name(tg)}")
         if _isnan(exp):
-            return None if tg is float and _isnan(got) else f"{path}: 期望 nan，得到 {show(got)}"
+            return None if tg is float and _isnan(got) else tr(f"{path}: 期望 nan，得到 {show(got)}",
+                                                                f"{path}: expected nan, got {show(got)}")
         if tg is float and _isnan(got) or not _isclose(float(got), exp, rel_tol=rel, abs_tol=abs_tol):
-            return f"{path}: 期望 (expected) {exp!r}，得到 (got) {show(got)}"
+            return _expected_got(path, exp, got)
         return None
     if tg is not te:
-        return f"{path}: 期望类型 (expected type) {_type_name(te)}，得到 {_type_name(tg)}"
+        return tr(f"{path}: 期望类型 (expected type) {_type_name(te)}，得到 {_type_name(tg)}",
+                  f"{path}: expected type {_type_name(te)}, got {_type_name(tg)}")
     if te in (list, tuple):
         if _len(got) != _len(exp):
-            return f"{path}: 期望长度 (length) {_len(exp)}，得到 {_len(got)}"
+            return tr(f"{path}: 期望长度 (length) {_len(exp)}，得到 {_len(got)}",
+                      f"{path}: expected length {_len(exp)}, got {_len(got)}")
         for i in _range(_len(exp)):
             d = _first_difference(got[i], exp[i], f"{path}[{i}]", rel, abs_tol)
             if d:
@@ -78,31 +83,44 @@ def _first_difference(got, exp, path: str, rel: float, abs_tol: float) -> str | 
         gk, ek = list(dict.keys(got)), list(dict.keys(exp))
         bad = [k for k in gk if _type(k) not in _SCALARS]
         if bad:
-            return f"{path}: 键 (key) 的类型不对：{_type_name(_type(bad[0]))}"
+            return tr(f"{path}: 键 (key) 的类型不对：{_type_name(_type(bad[0]))}",
+                      f"{path}: a key of the wrong type: {_type_name(_type(bad[0]))}")
         if set(gk) != set(ek):
             missing = _sorted(set(ek) - set(gk), key=_repr)[:5]
             extra = _sorted(set(gk) - set(ek), key=_repr)[:5]
-            return f"{path}: 键 (keys) 不对：缺少 (missing) {missing}，多出 (extra) {extra}"
+            return tr(f"{path}: 键 (keys) 不对：缺少 (missing) {missing}，多出 (extra) {extra}",
+                      f"{path}: wrong keys: missing {missing}, extra {extra}")
         for k in ek:
             d = _first_difference(dict.__getitem__(got, k), exp[k], f"{path}[{k!r}]", rel, abs_tol)
             if d:
                 return d
         return None
     if te in _SCALARS:
-        return None if got == exp else f"{path}: 期望 (expected) {exp!r}，得到 (got) {show(got)}"
+        return None if got == exp else _expected_got(path, exp, got)
     raise TypeError(f"assert_equal cannot compare expected values of type {_type_name(te)}")
 
 
-def assert_equal(got, expected, what: str = "返回值 (return value)", hint: str = "", *,
+def _expected_got(path: str, exp, got) -> str:
+    return tr(f"{path}: 期望 (expected) {exp!r}，得到 (got) {show(got)}", f"{path}: expected {exp!r}, got {show(got)}")
+
+
+def _hint(hint: str) -> str:
+    """The hint line that ends a failure message ("" without a hint)."""
+    return tr(f"\n  提示 (hint): {hint}", f"\n  hint: {hint}") if hint else ""
+
+
+def assert_equal(got, expected, what: str | None = None, hint: str = "", *,
                  rel: float = 1e-9, abs_tol: float = 1e-9) -> None:
     """Exact types and values (floats within ``rel``/``abs_tol``), recursing through list, tuple and dict."""
+    what = tr("返回值 (return value)", "the return value") if what is None else what
     d = _first_difference(got, expected, what, rel, abs_tol)
     if d:
-        full = f"{d}\n  完整期望 (expected): {show(expected, 600)}" if d.split(":")[0] != what else d
-        raise CheckFailed(full + (f"\n  提示 (hint): {hint}" if hint else ""))
+        full = (d + tr(f"\n  完整期望 (expected): {show(expected, 600)}", f"\n  expected in full: {show(expected, 600)}")
+                if d.split(":")[0] != what else d)
+        raise CheckFailed(full + _hint(hint))
 
 
-def assert_close(got, expected: float, what: str = "返回值 (return value)", hint: str = "", *,
+def assert_close(got, expected: float, what: str | None = None, hint: str = "", *,
                  rel: float = 1e-9, abs_tol: float = 1e-9) -> None:
     """One number: an int or float (not bool, not a subclass) close to ``expected``."""
     assert_equal(got, float(expected), what, hint, rel=rel, abs_tol=abs_tol)
@@ -121,10 +139,11 @@ def assert_raises(exc_type: type, fn, *args, what: str = "", hint: str = "", **k
     except exc_type as e:
         return e
     except Exception as e:
-        raise CheckFailed(f"{call} 应该抛出 (should raise) {exc_type.__name__}，却抛出了 {_type_name(_type(e))}"
-                          + (f"\n  提示 (hint): {hint}" if hint else "")) from e
-    raise CheckFailed(f"{call} 应该抛出 (should raise) {exc_type.__name__}，却正常返回了 (returned normally)"
-                      + (f"\n  提示 (hint): {hint}" if hint else ""))
+        raise CheckFailed(tr(f"{call} 应该抛出 (should raise) {exc_type.__name__}，却抛出了 {_type_name(_type(e))}",
+                             f"{call} should raise {exc_type.__name__}, but raised {_type_name(_type(e))}")
+                          + _hint(hint)) from e
+    raise CheckFailed(tr(f"{call} 应该抛出 (should raise) {exc_type.__name__}，却正常返回了 (returned normally)",
+                         f"{call} should raise {exc_type.__name__}, but returned normally") + _hint(hint))
 
 
 # ---- the boundary to the learner's process (practice/checker.py) -------------------------------------------------
@@ -174,18 +193,21 @@ if "torch" in sys.modules:  # captured now when the test imported torch first (t
     _torch_primitives()
 
 
-def assert_tensor_close(got, expected, what: str = "张量 (tensor)", hint: str = "", *,
+def assert_tensor_close(got, expected, what: str | None = None, hint: str = "", *,
                         atol: float = 1e-6, rtol: float = 1e-5) -> None:
     """A torch.Tensor (exact type) with the expected shape and dtype, elementwise within atol + rtol*|expected|."""
     T = _torch_primitives()
-    suffix = f"\n  提示 (hint): {hint}" if hint else ""
+    what = tr("张量 (tensor)", "the tensor") if what is None else what
+    suffix = _hint(hint)
     if _type(got) is not T["Tensor"]:
-        raise CheckFailed(f"{what}: 期望 torch.Tensor，得到 {_type_name(_type(got))}{suffix}")
+        raise CheckFailed(tr(f"{what}: 期望 torch.Tensor，得到 {_type_name(_type(got))}",
+                             f"{what}: expected a torch.Tensor, got {_type_name(_type(got))}") + suffix)
     gs, es = tuple(T["shape"](got)), tuple(T["shape"](expected))
     if gs != es:
-        raise CheckFailed(f"{what}: 期望形状 (shape) {es}，得到 {gs}{suffix}")
+        raise CheckFailed(tr(f"{what}: 期望形状 (shape) {es}，得到 {gs}", f"{what}: expected shape {es}, got {gs}") + suffix)
     if T["dtype"](got) is not T["dtype"](expected):
-        raise CheckFailed(f"{what}: 期望 dtype {T['dtype'](expected)}，得到 {T['dtype'](got)}{suffix}")
+        raise CheckFailed(tr(f"{what}: 期望 dtype {T['dtype'](expected)}，得到 {T['dtype'](got)}",
+                             f"{what}: expected dtype {T['dtype'](expected)}, got {T['dtype'](got)}") + suffix)
     if gs and 0 in gs:
         return
     g, e = got.detach(), expected.detach()
@@ -193,7 +215,8 @@ def assert_tensor_close(got, expected, what: str = "张量 (tensor)", hint: str 
     tol = atol + rtol * T["item"](T["amax"](T["abs"](e)))
     worst = T["item"](T["amax"](diff))
     if not T["item"](T["all"](T["isfinite"](g))) or not worst <= tol:
-        raise CheckFailed(f"{what}: 最大误差 (max abs error) {worst:.3g} 超过容差 (tolerance) {tol:.3g}{suffix}")
+        raise CheckFailed(tr(f"{what}: 最大误差 (max abs error) {worst:.3g} 超过容差 (tolerance) {tol:.3g}",
+                             f"{what}: the largest error {worst:.3g} exceeds the tolerance {tol:.3g}") + suffix)
 
 
 # ---- "don't call the library that already does the whole job" ---------------------------------------------------
@@ -249,9 +272,11 @@ def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
         for n in code.co_names:
             for m in modules:
                 if n == m or n.startswith(m + "."):
-                    raise CheckFailed(f"{where} 导入了 {n}：本题要求自己实现，不能调用 (must not use) {m}")
+                    raise CheckFailed(tr(f"{where} 导入了 {n}：本题要求自己实现，不能调用 (must not use) {m}",
+                                         f"{where} imports {n}: this exercise is to be done by hand, without {m}"))
             if n in names:
-                raise CheckFailed(f"{where} 用到了 {n}：本题要求自己实现 (must not use {n})")
+                raise CheckFailed(tr(f"{where} 用到了 {n}：本题要求自己实现 (must not use {n})",
+                                     f"{where} uses {n}: this exercise is to be done by hand, without {n}"))
             if n in g:
                 inspect_value(n, g[n], g, where)
         for c in code.co_consts:
@@ -262,8 +287,9 @@ def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
         obj = _unwrap(obj)
         bad = forbidden(obj)
         if bad:
-            raise CheckFailed(f"{where} 用到了 {n} (来自 {bad})：本题要求自己实现，不能调用 (must not use) "
-                              f"{', '.join(modules)}")
+            raise CheckFailed(tr(f"{where} 用到了 {n} (来自 {bad})：本题要求自己实现，不能调用 (must not use) "
+                                 f"{', '.join(modules)}", f"{where} uses {n} (from {bad}): this exercise is to be "
+                                 f"done by hand, without {', '.join(modules)}"))
         if _type(obj) is _FunctionType and obj.__globals__ is g:
             visit_function(obj, f"{obj.__name__}()")
         elif _type(obj) is builtins.type:
@@ -286,5 +312,6 @@ def _not_using(func, modules: tuple[str, ...], names: tuple[str, ...]) -> None:
                 visit_function(v, f"{func.__name__}.{v.__name__}()")
         return
     if _type(func) is not _FunctionType:
-        raise CheckFailed(f"期望一个 Python 函数 (function)，得到 {_type_name(_type(func))}")
+        raise CheckFailed(tr(f"期望一个 Python 函数 (function)，得到 {_type_name(_type(func))}",
+                             f"expected a Python function, got {_type_name(_type(func))}"))
     visit_function(func, f"{func.__name__}()")

@@ -5,8 +5,9 @@ learner reads (a prediction's verdict, a check's hint, the judge's score line) c
 
 1. the language set with :func:`set_language` (a chapter notebook sets its edition's; the judge its ``--lang``);
 2. else ``COURSE_LANG`` (``zh`` or ``en``);
-3. else the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, first one set): Chinese when it starts with ``zh``;
-4. else English.
+3. else the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, the first one that names a language): Chinese when it
+   starts with ``zh``, else English (``C``, ``C.UTF-8`` and ``POSIX`` name no language and are passed over);
+4. else Chinese, the course's first language.
 
 Standard library only: the judge's trusted checker imports this module.
 """
@@ -17,6 +18,8 @@ import os
 
 LANGS = ("zh", "en")
 LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")
+NO_LANGUAGE = ("c", "posix")    # locales without a language (C.UTF-8 too): they choose none
+DEFAULT = "zh"
 
 _chosen: str | None = None
 
@@ -36,10 +39,10 @@ def language() -> str:
     if env:
         return check_language(env.lower(), "COURSE_LANG")
     for var in LOCALE_VARS:
-        value = os.environ.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
+        value = os.environ.get(var, "").strip().lower()
+        if value and value.split(".")[0] not in NO_LANGUAGE:
+            return "zh" if value.startswith("zh") else "en"
+    return DEFAULT
 
 
 def set_language(lang: str | None) -> None:

@@ -28,11 +28,14 @@ import hashlib
 import os
 
 from course.checks import CheckFailed, assert_tensor_close, in_learner, show
+from course.i18n import tr
 from course.live.relay import Relay
 
 WIDTH, ROWS = 8, 3          # the exercise's activations: ROWS x WIDTH float64 per micro-batch
 _DEADLOCK_HINT = ("  提示 (hint): 每个 send 都要有对应的 recv；两个相邻的 rank 都先做阻塞的 (blocking) send 会互相等待。"
-                  "办法之一：发送用 dist.isend，在这一步结束前 wait()。")
+                  "办法之一：发送用 dist.isend，在这一步结束前 wait()。",
+                  "  hint: every send needs its recv; two neighbouring ranks that both start with a blocking send wait "
+                  "for each other.  One way out: send with dist.isend and wait() before the step ends.")
 
 
 class LearnerError(RuntimeError):
@@ -62,9 +65,11 @@ def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout
         return launcher.launch(_record_rank, world_size, (train_step, m, seed, relay), timeout, backend=None,
                                echo=False)
     except launcher.JobTimeout as e:
-        kind = "死锁 (deadlock)" if isinstance(e, launcher.DeadlockDetected) else f"超时 (timeout, {timeout:g} s)"
-        raise CheckFailed(f"{kind}：作业没有完成，已终止所有进程 (killed)。各 rank 当时在做什么：\n{e}\n" + _DEADLOCK_HINT) \
-            from None
+        kind = (tr("死锁 (deadlock)", "deadlock") if isinstance(e, launcher.DeadlockDetected) else
+                tr(f"超时 (timeout, {timeout:g} s)", f"timeout ({timeout:g} s)"))
+        raise CheckFailed(tr(f"{kind}：作业没有完成，已终止所有进程 (killed)。各 rank 当时在做什么：\n{e}\n",
+                             f"{kind}: the job did not finish, every process was killed.  What each rank was doing:"
+                             f"\n{e}\n") + tr(*_DEADLOCK_HINT)) from None
     except launcher.WorkerError as e:
         if e.exc_type == "NotImplementedError":   # the starter as given: the judge's "not implemented yet" line
             raise NotImplementedError(f"train_step (rank {e.rank})") from None
@@ -145,18 +150,23 @@ def judge_pipeline_record(records, relayed, world_size: int, m: int, seed: int) 
     try:
         _judge(records, relayed, world_size, m, seed)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:   # a record not made by our harness
-        raise CheckFailed(f"记录 (record) 的格式不对 (malformed): {type(e).__name__}") from None
+        raise CheckFailed(tr(f"记录 (record) 的格式不对 (malformed): {type(e).__name__}",
+                             f"a malformed record: {type(e).__name__}")) from None
 
 
 def _judge(records, relayed, world_size: int, m: int, seed: int) -> None:
     what = f"p={world_size}, m={m}, seed={seed}"
     if relayed.violation:
-        raise CheckFailed(f"通信不合规则 (the relay refused the traffic): {relayed.violation} ({what})")
+        raise CheckFailed(tr(f"通信不合规则 (the relay refused the traffic): {relayed.violation} ({what})",
+                             f"the relay refused the traffic: {relayed.violation} ({what})"))
     if sorted(relayed.pids) != list(range(world_size)):
-        raise CheckFailed(f"只有 rank {sorted(relayed.pids)} 通过进程组通信 (only these of {world_size} ranks joined the "
-                          f"process group) ({what})：每个 rank 都要在自己的进程里运行 train_step")
+        raise CheckFailed(tr(f"只有 rank {sorted(relayed.pids)} 通过进程组通信 (only these of {world_size} ranks joined "
+                             f"the process group) ({what})：每个 rank 都要在自己的进程里运行 train_step",
+                             f"only ranks {sorted(relayed.pids)} of {world_size} joined the process group ({what}): "
+                             "every rank must run train_step in a process of its own"))
     if type(records) is not list or len(records) != world_size or any(type(r) is not dict for r in records):
-        raise CheckFailed(f"记录 (record) 的格式不对：期望 {world_size} 个 dict，得到 {show(records)}")
+        raise CheckFailed(tr(f"记录 (record) 的格式不对：期望 {world_size} 个 dict，得到 {show(records)}",
+                             f"a malformed record: expected {world_size} dicts, got {show(records)}"))
     ref = _reference(world_size, m, seed)
     for rank, rec in enumerate(records):
         _judge_hooks_order(rank, rec, world_size, m, what)
@@ -170,7 +180,9 @@ def _judge(records, relayed, world_size: int, m: int, seed: int) -> None:
         _judge_gradients(rank, rec["grads"], list(ref["stages"][rank].parameters()), m, what)
     last = records[-1]["loss"]
     if type(last) is not float or abs(last - ref["loss"]) > 1e-7 * abs(ref["loss"]) + 1e-12:
-        raise CheckFailed(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref['loss']!r}，得到 {show(last)} ({what})")
+        raise CheckFailed(tr(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref['loss']!r}，得到 {show(last)} ({what})",
+                             f"the last rank should return the whole batch's loss (a float) {ref['loss']!r}, got "
+                             f"{show(last)} ({what})"))
 
 
 def _reference(world_size: int, m: int, seed: int) -> dict:
@@ -204,10 +216,10 @@ def _reference(world_size: int, m: int, seed: int) -> dict:
 
 def _labels(rank: int, world_size: int) -> dict:
     """This rank's four streams: (src, dst) -> (the step whose data it carries, what it carries)."""
-    streams = {(rank - 1, rank): ("F", "从上一个 rank 收到的激活 (activation)"),
-               (rank, rank + 1): ("F", "发给下一个 rank 的激活 (activation)"),
-               (rank + 1, rank): ("B", "从下一个 rank 收到的梯度 (gradient)"),
-               (rank, rank - 1): ("B", "发给上一个 rank 的梯度 (gradient)")}
+    streams = {(rank - 1, rank): ("F", tr("从上一个 rank 收到的激活 (activation)", "activation received from the rank before")),
+               (rank, rank + 1): ("F", tr("发给下一个 rank 的激活 (activation)", "activation sent to the next rank")),
+               (rank + 1, rank): ("B", tr("从下一个 rank 收到的梯度 (gradient)", "gradient received from the next rank")),
+               (rank, rank - 1): ("B", tr("发给上一个 rank 的梯度 (gradient)", "gradient sent to the rank before"))}
     return {key: v for key, v in streams.items() if 0 <= key[0] < world_size and 0 <= key[1] < world_size}
 
 
@@ -219,19 +231,25 @@ def _relayed_streams(relayed, world_size: int, what: str) -> dict:
     for message in relayed.messages:
         src, dst = message.src, message.dst
         if abs(src - dst) != 1:
-            raise CheckFailed(f"rank {src} send 了 rank {dst} ({what})：流水线里每个 rank 只和相邻的 rank (rank-1, rank+1) "
-                              "通信")
+            raise CheckFailed(tr(f"rank {src} send 了 rank {dst} ({what})：流水线里每个 rank 只和相邻的 rank "
+                                 "(rank-1, rank+1) 通信", f"rank {src} sent to rank {dst} ({what}): in a pipeline each "
+                                 "rank talks only to its neighbours (rank-1, rank+1)"))
         if message.shape != shape or message.dtype != "float64":
-            raise CheckFailed(f"rank {src} 和 rank {dst} 之间 send 了形状 (shape) {message.shape}、{message.dtype} 的张量 "
-                              f"({what})：只传激活和梯度，形状 {shape}，float64")
+            raise CheckFailed(tr(f"rank {src} 和 rank {dst} 之间 send 了形状 (shape) {message.shape}、{message.dtype} 的"
+                                 f"张量 ({what})：只传激活和梯度，形状 {shape}，float64",
+                                 f"rank {src} and rank {dst} exchanged a tensor of shape {message.shape}, "
+                                 f"{message.dtype} ({what}): send only activations and gradients, shape {shape}, "
+                                 "float64"))
         if message.matched is None:
-            raise CheckFailed(f"rank {src} 发给 rank {dst} 的消息没有被接收 (never received) ({what})：每个 send 都要有"
-                              "对应的 recv")
+            raise CheckFailed(tr(f"rank {src} 发给 rank {dst} 的消息没有被接收 (never received) ({what})：每个 send "
+                                 "都要有对应的 recv", f"a message from rank {src} to rank {dst} was never received "
+                                 f"({what}): every send needs its recv"))
         streams.setdefault((src, dst), []).append(message)
     for receive in relayed.receives:
         if receive.matched is None:
-            raise CheckFailed(f"rank {receive.rank} 从 rank {receive.src} 的 recv 没有等到消息 (nothing was sent for it) "
-                              f"({what})")
+            raise CheckFailed(tr(f"rank {receive.rank} 从 rank {receive.src} 的 recv 没有等到消息 (nothing was sent "
+                                 f"for it) ({what})", f"rank {receive.rank}'s recv from rank {receive.src} got "
+                                 f"nothing: nothing was sent for it ({what})"))
     return streams
 
 
@@ -251,14 +269,20 @@ def _judge_messages(rank: int, streams: dict, ref: dict, world_size: int, m: int
     for (src, dst), (step, label) in _labels(rank, world_size).items():
         got = streams.get((src, dst), [])
         if len(got) != m:
-            raise CheckFailed(f"rank {rank}: {label}有 {len(got)} 个，应该正好 m = {m} 个 ({what})")
+            raise CheckFailed(tr(f"rank {rank}: {label}有 {len(got)} 个，应该正好 m = {m} 个 ({what})",
+                                 f"rank {rank}: {len(got)} of '{label}', exactly m = {m} expected ({what})"))
         if src != rank:
             continue
         expected = ref["outputs"][rank] if step == "F" else ref["input_grads"][rank]
         for k, message in enumerate(got):
-            name = "forward 的输出 (stage output)" if step == "F" else "micro-batch 输入的梯度 (x.grad)"
-            assert_tensor_close(_tensor(message), expected[k], f"rank {rank} 第 {k} 个{label} ({what})",
-                                f"应该是第 {k} 个 micro-batch 的 {name}：micro-batch 按 0, 1, 2, ... 的顺序，loss 要除以 m",
+            name = (tr("forward 的输出 (stage output)", "stage output") if step == "F" else
+                    tr("micro-batch 输入的梯度 (x.grad)", "gradient of the micro-batch's input (x.grad)"))
+            assert_tensor_close(_tensor(message), expected[k],
+                                tr(f"rank {rank} 第 {k} 个{label} ({what})",
+                                   f"rank {rank}'s {label} number {k} ({what})"),
+                                tr(f"应该是第 {k} 个 micro-batch 的 {name}：micro-batch 按 0, 1, 2, ... 的顺序，loss 要除以 m",
+                                   f"it should be micro-batch {k}'s {name}: micro-batches in the order 0, 1, 2, ..., "
+                                   "the loss divided by m"),
                                 atol=1e-9, rtol=1e-7)
 
 
@@ -275,22 +299,31 @@ def _judge_causality(rank: int, streams: dict, world_size: int, m: int, what: st
                 waited, by = delivered, (labels[incoming][1], k)
         outgoing = (rank, rank + 1) if kind == "F" else (rank, rank - 1)
         if outgoing in labels and streams[outgoing][k].posted < waited:
-            raise CheckFailed(f"rank {rank} 发出第 {k} 个{labels[outgoing][1]}时，还没收到第 {by[1]} 个{by[0]} ({what})：1F1B "
-                              f"里 {kind}{k} 在用到它的那一步之后 (not in 1F1B order)")
+            raise CheckFailed(tr(f"rank {rank} 发出第 {k} 个{labels[outgoing][1]}时，还没收到第 {by[1]} 个{by[0]} "
+                                 f"({what})：1F1B 里 {kind}{k} 在用到它的那一步之后 (not in 1F1B order)",
+                                 f"rank {rank} posted its {labels[outgoing][1]} number {k} before it had received "
+                                 f"{by[0]} number {by[1]} ({what}): in 1F1B, {kind}{k} comes after the step that "
+                                 "needs it (not in 1F1B order)"))
 
 
 def _judge_hooks_order(rank: int, rec: dict, world_size: int, m: int, what: str) -> None:
     """The rank's own log (best effort): no refused collective, forwards and backwards in 1F1B order."""
     if rec["refused"]:
-        raise CheckFailed(f"rank {rank} 调用了集合通信 (collective) {rec['refused'][0]} ({what})：流水线 (pipeline) "
-                          "只在相邻 stage 之间 send/recv 激活和梯度；不能 all_gather 权重、在每个 rank 上算整个模型")
+        raise CheckFailed(tr(f"rank {rank} 调用了集合通信 (collective) {rec['refused'][0]} ({what})：流水线 "
+                             "(pipeline) 只在相邻 stage 之间 send/recv 激活和梯度；不能 all_gather 权重、在每个 rank 上算"
+                             "整个模型", f"rank {rank} called the collective {rec['refused'][0]} ({what}): a pipeline "
+                             "only sends and receives activations and gradients between neighbouring stages; it may "
+                             "not all_gather the weights and compute the whole model on every rank"))
     order = [e[:2] for e in rec["events"] if e[0] in ("F", "B")]
     expected = one_f_one_b(world_size, rank, m)
     if order != expected:
         text = lambda seq: " ".join(f"{k}{i}" for k, i in seq)  # noqa: E731
-        raise CheckFailed(f"rank {rank} 的 forward/backward 顺序不是 1F1B ({what})：\n  期望 (expected) "
-                          f"{text(expected)}\n  得到 (got)      {text(order)}\n  提示 (hint): rank r 先做 "
-                          "min(p-r-1, m) 个 forward，再一个 forward 一个 backward 交替，最后做完剩下的 backward")
+        raise CheckFailed(tr(f"rank {rank} 的 forward/backward 顺序不是 1F1B ({what})：\n  期望 (expected) "
+                             f"{text(expected)}\n  得到 (got)      {text(order)}\n  提示 (hint): rank r 先做 "
+                             "min(p-r-1, m) 个 forward，再一个 forward 一个 backward 交替，最后做完剩下的 backward",
+                             f"rank {rank}'s forwards and backwards are not in 1F1B order ({what}):\n  expected "
+                             f"{text(expected)}\n  got      {text(order)}\n  hint: rank r first runs min(p-r-1, m) "
+                             "forwards, then alternates one forward and one backward, then runs the backwards left"))
 
 
 def _judge_stage_inputs(rank: int, rec: dict, streams: dict, ref: dict, world_size: int, m: int, what: str) -> None:
@@ -301,12 +334,16 @@ def _judge_stage_inputs(rank: int, rec: dict, streams: dict, ref: dict, world_si
     for k in range(m):
         received = digest(ref["inputs"][k]) if rank == 0 else _relayed_digest(streams[rank - 1, rank][k])
         if fwd[k]["input"] != received:
-            source = f"inputs[{k}]" if rank == 0 else f"第 {k} 个从上一个 rank 收到的激活 (activation)"
-            raise CheckFailed(f"rank {rank} 第 {k} 个 forward 的输入 (stage input) 不是 {source} ({what})：stage 要直接用"
-                              "收到的张量 (the received tensor) 做 forward")
+            source = f"inputs[{k}]" if rank == 0 else tr(f"第 {k} 个从上一个 rank 收到的激活 (activation)",
+                                                         f"activation number {k} received from the rank before")
+            raise CheckFailed(tr(f"rank {rank} 第 {k} 个 forward 的输入 (stage input) 不是 {source} ({what})：stage 要"
+                                 "直接用收到的张量 (the received tensor) 做 forward",
+                                 f"the input of rank {rank}'s forward number {k} is not {source} ({what}): the stage "
+                                 "must run its forward on the received tensor itself"))
         if rank < world_size - 1 and bwd[k]["output_grad"] != _relayed_digest(streams[rank + 1, rank][k]):
-            raise CheckFailed(f"rank {rank} 第 {k} 个 backward 用的输出梯度 (output gradient) 不是第 {k} 个从 rank "
-                              f"{rank + 1} 收到的梯度 ({what})")
+            raise CheckFailed(tr(f"rank {rank} 第 {k} 个 backward 用的输出梯度 (output gradient) 不是第 {k} 个从 rank "
+                                 f"{rank + 1} 收到的梯度 ({what})", f"the output gradient of rank {rank}'s backward "
+                                 f"number {k} is not gradient number {k} received from rank {rank + 1} ({what})"))
 
 
 def _judge_gradients(rank: int, grads, params: list, m: int, what: str) -> None:
@@ -315,13 +352,19 @@ def _judge_gradients(rank: int, grads, params: list, m: int, what: str) -> None:
 
     for k, (got, param) in enumerate(zip(grads, params, strict=True)):
         if got is None:
-            raise CheckFailed(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})：backward 没有做到这个 stage")
+            raise CheckFailed(tr(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})：backward 没有做到这个 stage",
+                                 f"rank {rank}'s parameter {k} has no gradient (grad is None) ({what}): the backward "
+                                 "never reached this stage"))
         want = param.grad
         tensor = torch.tensor(got[1], dtype=getattr(torch, got[0].removeprefix("torch."), torch.float64))
         scale = want.abs().max().item()
         ratio = tensor.abs().max().item() / scale if scale else None
-        hint = ("loss 要除以 m (loss scaling)：整个 batch 的 loss 是各 micro-batch loss 的平均"
+        hint = (tr("loss 要除以 m (loss scaling)：整个 batch 的 loss 是各 micro-batch loss 的平均",
+                   "divide the loss by m (loss scaling): the batch's loss is the mean of the micro-batches' losses")
                 if ratio and abs(ratio - m) < 1e-3 * m else
-                "对照单进程的参考梯度：send/recv 的是不是对应的 micro-batch？梯度有没有传回上一个 stage？")
-        assert_tensor_close(tensor, want, f"rank {rank} 参数 {k} 的梯度 (gradient) ({what})", hint, atol=1e-9,
-                            rtol=1e-7)
+                tr("对照单进程的参考梯度：send/recv 的是不是对应的 micro-batch？梯度有没有传回上一个 stage？",
+                   "compared with the single-process reference: do the sends and receives carry the matching "
+                   "micro-batch?  Does the gradient go back to the stage before?"))
+        assert_tensor_close(tensor, want, tr(f"rank {rank} 参数 {k} 的梯度 (gradient) ({what})",
+                                             f"the gradient of rank {rank}'s parameter {k} ({what})"), hint,
+                            atol=1e-9, rtol=1e-7)

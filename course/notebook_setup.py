@@ -35,6 +35,7 @@ import tempfile
 import types
 
 from course.answer_cells import Cells
+from course.i18n import tr
 from course.scoring import partial_points
 
 
@@ -82,7 +83,7 @@ class Tally:
         """The points earned (``course.scoring.partial_points``); as the cell's value, nbgrader's partial credit."""
         total = self.passed + self.failed
         score = partial_points(points, self.passed, total)
-        print(f"{self.passed} passed, {self.failed} failed: {score:g}/{points:g} 分 (points)")
+        print(f"{self.passed} passed, {self.failed} failed: {score:g}/{points:g} " + tr("分 (points)", "points"))
         return score
 
 
@@ -97,7 +98,8 @@ def prepare(namespace: dict, history=executed_cells):
         rule the out-of-kernel regrade uses too); a fresh Tally."""
         source, missing = Cells(history()).module(names)
         if len(missing) == len(names):
-            raise NameError(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above first)")
+            raise NameError(tr(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above first)",
+                               f"{', '.join(names)} not found: run the solution cell above first"))
         directory = tempfile.mkdtemp(prefix="submission-")
         atexit.register(shutil.rmtree, directory, True)
         with open(os.path.join(directory, "submission.py"), "w", encoding="utf-8") as file:
@@ -116,7 +118,9 @@ def prepare(namespace: dict, history=executed_cells):
         """Fail when the answer replaced anything in the course library the checks use (the judge's checks run out of the learner's reach)."""
         gone = changed(before, fingerprint())
         if gone:
-            raise AssertionError("检测到篡改 (tampering)：提交的代码改动了检查用的函数 (" + ", ".join(gone[:5]) + ")。"
-                                 "请不要 monkeypatch course 库。")
+            raise AssertionError(tr(f"检测到篡改 (tampering)：提交的代码改动了检查用的函数 ({', '.join(gone[:5])})。"
+                                    "请不要 monkeypatch course 库。", "tampering detected: the submission changed "
+                                    f"functions the checks use ({', '.join(gone[:5])}).  Do not monkeypatch the "
+                                    "course library."))
 
     return load_submission, course_untouched

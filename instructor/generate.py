@@ -1,12 +1,16 @@
-"""Generate the nbgrader assignments from the exercises: one assignment per chapter.
+"""Generate the nbgrader assignments from the exercises: one assignment per chapter and language.
 
-    python instructor/generate.py           # rewrite instructor/source/ch01/ch01.ipynb ... ch08
+    python instructor/generate.py           # rewrite instructor/source/ch01/ch01.ipynb ... ch08, ch01-en ... ch08-en
     python instructor/generate.py --check   # exit 1 when instructor/source is out of date
+
+Each chapter is two assignments with the same cells, ids and points: ``chNN`` in Chinese and ``chNN-en`` in English
+(the statement, the instructions, and, since the setup cell sets the language, every message of the checks).
 
 Each exercise is `practice/problems/<slug>/` (problem.md, test_public.py, test_hidden.py) plus
 `solutions/<slug>.py`; the local judge reads the same files, so nbgrader and the judge run the same tests.
-A chapter notebook opens with a locked setup cell (it imports the modules named in `requires` and `course.checks`
-before any learner code runs, and gets `load_submission` and `course_untouched` from `course.notebook_setup`); then
+A chapter notebook opens with a locked setup cell (it sets the assignment's language, imports the modules named in
+`requires` and `course.checks` before any learner code runs, and gets `load_submission` and `course_untouched` from
+`course.notebook_setup`); then
 each exercise becomes three cells:
 
 - the statement (markdown, locked);
@@ -32,7 +36,7 @@ SOURCE = Path(__file__).resolve().parent / "source"
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
-INTRO = """\
+INTRO = {"zh": """\
 # 第 {chapter} 章练习 (chapter {chapter} exercises)
 
 本 notebook 共 {count} 道题，满分 {points} 分。每道题：
@@ -47,14 +51,34 @@ INTRO = """\
 (partial credit, the same rule as the local judge)。评分时 (nbgrader autograde) 测试单元格会被恢复成原样，
 并加上隐藏测试 (hidden tests)，所以这里显示的只是公开测试 (public tests) 的得分。
 请不要改动测试单元格，也不要删除任何单元格。
-本地自测也可以用 `python practice/judge.py test <slug>`（题目 slug 写在每道题的标题下）。"""
+本地自测也可以用 `python practice/judge.py test <slug>`（题目 slug 写在每道题的标题下）。""", "en": """\
+# Chapter {chapter} exercises
+
+This notebook holds {count} exercises worth {points} points in all. For each one:
+
+1. read the statement, replace `raise NotImplementedError()` in the **solution cell** with your code and run it;
+2. run the **test cell** below it: when it reports no failure, the public tests pass.
+
+The tests import the solution cell's code as the module `submission`: every function and import it uses must be in
+that cell; what other cells define, the tests do not see. Run the setup cell at the top first.
+
+The test cell runs the tests one by one and shows the score on its last line: every test is worth the same, the score
+is the points times the tests passed over the tests (partial credit, the same rule as the local judge). When it is
+graded (nbgrader autograde) the test cell is restored as it was and the hidden tests are added, so the score shown
+here is that of the public tests only. Please do not change the test cells, and do not delete any cell.
+You can also check your work locally with `python practice/judge.py --lang en test <slug>` (each exercise's slug is
+under its title)."""}
+
+ASSIGNMENT_SUFFIX = {"zh": "", "en": "-en"}   # ch02 (Chinese), ch02-en (English)
 
 # The setup cell runs first and is locked (nbgrader restores it on autograde). As in the judge, the checks are
 # imported before any learner code (they capture genuine primitives: math.isclose, ...); course.notebook_setup
 # records the course library, so a test cell whose answer changed it fails, and turns solution cells into the module
 # the tests import (a real file, so a spawned worker process can import it).
 SETUP = """\
-# 准备：先运行这个单元格 (setup: run this cell first)
+# {title}
+import course.i18n
+course.i18n.set_language({lang!r})   # the checks' messages in this assignment's language
 {imports}import course.checks
 import course.notebook_setup
 
@@ -64,7 +88,7 @@ load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 sys.path.insert(0, str(ROOT))   # the repository, so that the exercise catalogue imports as `practice.exercises`
 from course.files import write_file  # noqa: E402
 from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
-from course.i18n import set_language  # noqa: E402
+from course.i18n import LANGS, set_language, tr  # noqa: E402
 
 
 def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Problem]:
@@ -115,17 +139,22 @@ def cell(kind: str, source: str, grade_id: str, *, solution=False, grade=False, 
     return node
 
 
-def chapter_notebook(chapter: int, exercises: list[Problem]) -> nbformat.NotebookNode:
+def chapter_notebook(chapter: int, exercises: list[Problem], lang: str = "zh") -> nbformat.NotebookNode:
+    """The chapter's assignment in ``lang``."""
+    set_language(lang)
     total = sum(e.points for e in exercises)
     requires = {r for e in exercises for r in e.requires}
+    setup = SETUP.format(title=tr("准备：先运行这个单元格 (setup: run this cell first)", "setup: run this cell first"),
+                         lang=lang, imports="".join(f"import {r}\n" for r in sorted(requires)))
     cells = [
-        cell("markdown", INTRO.format(chapter=chapter, count=len(exercises), points=f"{total:g}"), "intro",
+        cell("markdown", INTRO[lang].format(chapter=chapter, count=len(exercises), points=f"{total:g}"), "intro",
              locked=True),
-        cell("code", SETUP.format(imports="".join(f"import {r}\n" for r in sorted(requires))), "setup", locked=True),
+        cell("code", setup, "setup", locked=True),
     ]
     for e in exercises:
-        needs = f"；需要 {', '.join(e.requires)}" if e.requires else ""
-        statement = f"## {e.title}（{e.points:g} 分）\n\n`{e.slug}` · {e.header}{needs}\n\n{e.statement.strip()}"
+        needs = tr(f"；需要 {', '.join(e.requires)}", f"; needs {', '.join(e.requires)}") if e.requires else ""
+        title = tr(f"## {e.title}（{e.points:g} 分）", f"## {e.title} ({e.points:g} points)")
+        statement = f"{title}\n\n`{e.slug}` · {e.header}{needs}\n\n{e.statement.strip()}"
         names = ", ".join(repr(name) for name in submission_names(e))
         tests = (f"tests = load_submission({names})\n\n" + with_runs(tests_source(e, "test_public.py"))
                  + "\n\n### BEGIN HIDDEN TESTS\n" + with_runs(tests_source(e, "test_hidden.py"))
@@ -143,13 +172,21 @@ def chapter_notebook(chapter: int, exercises: list[Problem]) -> nbformat.Noteboo
     return nb
 
 
+def assignment_name(chapter: int, lang: str) -> str:
+    return f"ch{chapter:02d}{ASSIGNMENT_SUFFIX[lang]}"
+
+
 def render(problems_dir: Path, solutions_dir: Path) -> dict[str, str]:
-    """Relative path under source/ -> notebook text, for every chapter that has exercises."""
+    """Relative path under source/ -> notebook text, for every chapter that has exercises and every language."""
     chapters: dict[int, list[Problem]] = {}
     for exercise in read_exercises(problems_dir, solutions_dir):
         chapters.setdefault(exercise.chapter, []).append(exercise)
-    return {f"ch{n:02d}/ch{n:02d}.ipynb": nbformat.writes(chapter_notebook(n, chapters[n])) + "\n"
-            for n in sorted(chapters)}
+    try:
+        return {f"{assignment_name(n, lang)}/{assignment_name(n, lang)}.ipynb":
+                nbformat.writes(chapter_notebook(n, chapters[n], lang)) + "\n"
+                for n in sorted(chapters) for lang in LANGS}
+    finally:
+        set_language(None)
 
 
 def stale(files: dict[str, str], out: Path) -> list[str]:
@@ -169,8 +206,7 @@ def main(argv=None) -> int:
     parser.add_argument("--solutions", type=Path, default=ROOT / "solutions")
     parser.add_argument("--out", type=Path, default=SOURCE, help="default: instructor/source")
     args = parser.parse_args(argv)
-    set_language("zh")     # the generated files must not depend on the locale of whoever generates them
-    try:
+    try:   # each notebook is written in its own language, whatever the locale of whoever generates them
         files = render(args.problems, args.solutions)
     except (JudgeError, ValueError, OSError) as e:
         print(f"generate: {e}", file=sys.stderr)

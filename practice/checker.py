@@ -26,6 +26,8 @@ import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository: course, practice
+from course.i18n import tr  # noqa: E402  (COURSE_LANG, which the judge sets, picks the language)
+
 OUTPUT_LIMIT = 2000
 
 
@@ -63,38 +65,44 @@ class Learner:
             wire.send(self.requests, {"op": op, **fields}, self.deadline)
             reply = wire.receive(self.replies, self.deadline, reply=True)
         except wire.WireTimeout:
-            self.dead = LearnerTimeout("学习者进程 (learner process) 在时限内没有回答 (no answer before the deadline)")
+            self.dead = LearnerTimeout(tr("学习者进程 (learner process) 在时限内没有回答 (no answer before the deadline)",
+                                          "the learner process did not answer before the deadline"))
         except wire.WireClosed:
-            self.dead = LearnerCrashed("学习者进程 (learner process) 退出了 (exited) 或被终止 (killed)")
+            self.dead = LearnerCrashed(tr("学习者进程 (learner process) 退出了 (exited) 或被终止 (killed)",
+                                          "the learner process exited or was killed"))
         except wire.WireError as e:
-            self.dead = LearnerCrashed(f"学习者进程发来的数据无法解析 (malformed reply): {e}")
+            self.dead = LearnerCrashed(_malformed(e))
         if self.dead is not None:
             raise type(self.dead)(*self.dead.args)
         return self._answer(reply)
 
     def _answer(self, reply):
         if type(reply) is not dict:
-            raise LearnerCrashed("学习者进程发来的数据无法解析 (malformed reply)")
+            raise LearnerCrashed(_malformed())
         used = reply.get("forbidden")
         if used:
             names = ", ".join(str(u)[:80] for u in list(used)[:3]) if type(used) is list else "?"
-            raise LibraryUsed(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not use) 这个库")
+            raise LibraryUsed(tr(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not use) 这个库",
+                                 f"called at run time: {names}; this exercise is to be done by hand, without that "
+                                 "library"))
         if "raised" in reply:
             raise self._exception(reply["raised"])
         try:
             return self.wire.decode(reply.get("ok"), opaque=self._opaque)
         except self.wire.WireError as e:
-            raise LearnerCrashed(f"学习者进程发来的数据无法解析 (malformed reply): {e}") from None
+            raise LearnerCrashed(_malformed(e)) from None
 
     def _exception(self, info) -> BaseException:
         if type(info) is not dict:
-            return LearnerCrashed("学习者进程发来的数据无法解析 (malformed reply)")
+            return LearnerCrashed(_malformed())
         message = info.get("message") if type(info.get("message")) is str else "?"
         cls = self.exception_class(info.get("module"), info.get("name"), info.get("mro"))
         if cls is SystemExit:
-            return LearnerCrashed(f"提交的代码调用了 sys.exit({message[:100]})：进程不能提前退出 (exit)")
+            return LearnerCrashed(tr(f"提交的代码调用了 sys.exit({message[:100]})：进程不能提前退出 (exit)",
+                                     f"the submission called sys.exit({message[:100]}): it may not exit early"))
         if cls is KeyboardInterrupt:
-            return LearnerCrashed("提交的代码被中断 (KeyboardInterrupt)")
+            return LearnerCrashed(tr("提交的代码被中断 (KeyboardInterrupt)", "the submission was interrupted "
+                                     "(KeyboardInterrupt)"))
         try:
             e = cls(message[:OUTPUT_LIMIT])
         except Exception:  # noqa: BLE001  (a builtin whose constructor wants more, e.g. UnicodeDecodeError)
@@ -164,11 +172,17 @@ class Learner:
                 pass
 
 
+def _malformed(error: object = None) -> str:
+    """The learner process sent something that is not a reply (``error``: what the wire found wrong)."""
+    return tr("学习者进程发来的数据无法解析 (malformed reply)", "the learner process sent a malformed reply") \
+        + (f": {error}" if error is not None else "")
+
+
 class LearnerObject:
     """Stand-in for a learner's object that cannot cross the boundary (only its type's name did)."""
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} 对象 (object)>"
+        return tr(f"<{type(self).__name__} 对象 (object)>", f"<{type(self).__name__} object>")
 
 
 def _remote_base():
@@ -208,21 +222,29 @@ class LearnerFunction(_remote_base()):
 # ---- verdicts ---------------------------------------------------------------------------------------------------
 
 def classify(e: BaseException, at_import: bool) -> tuple[str, str]:
-    where = "import 时 (at import)" if at_import else "运行时 (at run time)"
+    where = tr("import 时 (at import)", "at import") if at_import else tr("运行时 (at run time)", "at run time")
     if isinstance(e, LearnerCrashed):
-        return "crashed", f"进程提前退出 (crashed, {where})：{e}"
+        return "crashed", tr(f"进程提前退出 (crashed, {where})：{e}", f"the process ended early (crashed, {where}): {e}")
     if isinstance(e, LearnerTimeout):
-        return "timeout", f"超时 (timeout)：{e}。死循环 (infinite loop) 或死锁？"
+        return "timeout", tr(f"超时 (timeout)：{e}。死循环 (infinite loop) 或死锁？",
+                             f"timeout: {e}.  An infinite loop or a deadlock?")
     if isinstance(e, LibraryUsed):
         return "failed", str(e)
     frames = getattr(e, "learner_frames", None) or []
-    trace = ("\n  Traceback (你的代码 / your code):\n" + "\n".join(
+    trace = (tr("\n  Traceback (你的代码 / your code):\n", "\n  Traceback (your code):\n") + "\n".join(
         f"  submission.py, line {f[0]}, in {str(f[1])[:80]}: {str(f[2])[:200]}" for f in frames[-5:])) if frames else ""
     if isinstance(e, AssertionError) and not at_import:
-        return "failed", (str(e) or "断言失败 (assertion failed)")[:OUTPUT_LIMIT]
+        return "failed", (str(e) or tr("断言失败 (assertion failed)", "assertion failed"))[:OUTPUT_LIMIT]
     if isinstance(e, NotImplementedError):
-        return "error", "还没有实现 (NotImplementedError)：把 starter 里的 raise NotImplementedError 换成你的代码。" + trace
+        return "error", tr("还没有实现 (NotImplementedError)：把 starter 里的 raise NotImplementedError 换成你的代码。",
+                           "not implemented yet (NotImplementedError): replace the starter's raise "
+                           "NotImplementedError with your code.") + trace
     return "error", f"{type(e).__name__}: {str(e)[:OUTPUT_LIMIT]}{trace}"
+
+
+def not_run(why: str) -> str:
+    """The message of a test that never ran because of ``why`` (the judge says it too)."""
+    return tr(f"没有运行 (not run)：{why}", f"not run: {why}")
 
 
 def main() -> None:
@@ -251,7 +273,7 @@ def main() -> None:
         """Every test from ``start`` on gets ``verdict``: the same message at import, "not run" after a test."""
         for name in names[start:]:
             send(event="result", test=name, verdict=verdict,
-                 message=f"没有运行 (not run)：{message}" if start else message)
+                 message=not_run(message) if start else message)
         send(event="done")
         sys.exit(0)
 
@@ -262,8 +284,10 @@ def main() -> None:
             importlib.import_module(module)
     except Exception as e:  # noqa: BLE001
         send(event="ready")
-        finish("error", f"测试需要的模块导入失败 (import failed): {type(e).__name__}: {e}。运行 "
-                        "`python practice/judge.py doctor` 看看缺什么。")
+        finish("error", tr(f"测试需要的模块导入失败 (import failed): {type(e).__name__}: {e}。运行 "
+                           "`python practice/judge.py doctor` 看看缺什么。",
+                           f"a module the tests need failed to import: {type(e).__name__}: {e}.  Run "
+                           "`python practice/judge.py doctor` to see what is missing."))
     learner = Learner(header["requests"], header["replies"], header["deadline"], test.submission_names,
                       test.forbidden_modules, wire)
     sys.modules["submission"] = learner.module

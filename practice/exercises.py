@@ -33,7 +33,7 @@ SOLUTIONS = REPO / "solutions"
 TEST_FILES = ("test_public.py", "test_hidden.py")
 DEFAULT_TIMEOUT = 10.0
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-KINDS = {"derive": ("推导题", "derive"), "design": ("设计题", "design"), "implement": ("实现题", "implement")}
+KINDS = {"derive": ("推导题", "derive"), "design": ("设计题", "design"), "implement": ("实现题", "implement")}  # zh, en
 # What the grading trusts besides the test files (paths from the repository root).
 TRUSTED_FILES = ("practice/exercises.py", "practice/sandbox.py", "practice/checker.py", "practice/learner.py",
                  "practice/contain.py", "practice/wire.py", "practice/judge.py", "course/checks.py",
@@ -102,7 +102,7 @@ class Problem:
     @property
     def header(self) -> str:
         """One line for a statement's top: chapter section, difficulty, points."""
-        kind = KINDS[self.kind][LANGS.index(language())]
+        kind = tr(*KINDS[self.kind])
         return tr(f"{self.section} · {kind} · 难度 {self.stars} · {self.points} 分",
                   f"{self.section} · {kind} · difficulty {self.stars} · {self.points} points")
 
@@ -245,7 +245,8 @@ def find(problems: list[Problem], slug: str) -> Problem:
     for p in problems:
         if p.slug == slug:
             return p
-    raise JudgeError(f"没有这道题 (unknown exercise) {slug!r}；可选 (known): {', '.join(p.slug for p in problems)}")
+    raise JudgeError(tr(f"没有这道题 (unknown exercise) {slug!r}；可选 (known): {', '.join(p.slug for p in problems)}",
+                        f"unknown exercise {slug!r}; known: {', '.join(p.slug for p in problems)}"))
 
 
 def make_starter(solution_source: str) -> str:
@@ -328,13 +329,16 @@ def read_tests(problem: Problem, problems_dir: Path | None = None) -> dict[str, 
     sums = _recorded(problems_dir)
     for name, path in guarded_files([]):
         if sums.get(name) != hashlib.sha256(path.read_bytes()).hexdigest():
-            raise JudgeError(f"评测程序的文件被改动过 (judge file modified): {path}；请恢复它 (git checkout -- {path})。"
-                             "改了评测程序请运行 judge.py sync")
+            raise JudgeError(tr(f"评测程序的文件被改动过 (judge file modified): {path}；请恢复它 (git checkout -- {path})。"
+                                "改了评测程序请运行 judge.py sync", f"a file of the judge was modified: {path}; restore "
+                                f"it (git checkout -- {path}), or, if you changed the judge, run judge.py sync"))
     sources = {}
     for name in TEST_FILES:
         data = (problem.dir / name).read_bytes()
         if sums.get(f"{problem.slug}/{name}") != hashlib.sha256(data).hexdigest():
-            raise JudgeError(f"测试文件被改动过 (test file modified): {problem.dir / name}；"
-                             f"请恢复它 (git checkout -- {problem.dir / name})。出题人改了测试请运行 judge.py sync")
+            raise JudgeError(tr(f"测试文件被改动过 (test file modified): {problem.dir / name}；"
+                                f"请恢复它 (git checkout -- {problem.dir / name})。出题人改了测试请运行 judge.py sync",
+                                f"a test file was modified: {problem.dir / name}; restore it (git checkout -- "
+                                f"{problem.dir / name}), or, if you are the author and changed it, run judge.py sync"))
         sources[name] = data.decode("utf-8")
     return sources

@@ -10,8 +10,8 @@
     python practice/judge.py sync [--check]       regenerate starters and checksums (--check: only name what is stale)
     python practice/judge.py sync --stamp SLUG    record that SLUG's Chinese and English statements say the same
 
---lang zh|en (default: COURSE_LANG, else the locale) sets the language of statements, verdicts, hints and the score
-line; the checker processes inherit it.
+--lang zh|en (default: COURSE_LANG, else the locale, else zh) sets the language of statements, verdicts, hints and
+the score line; the checker and learner processes are given it (COURSE_LANG in their environment).
 
 The exercises are read by practice/exercises.py; each test file runs in a trusted checker process while the
 submission runs in a separate, contained learner process (practice/sandbox.py, practice/checker.py,
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the reposito
 
 from course.command import finite_float, positive_int  # noqa: E402
 from course.files import write_file  # noqa: E402
-from course.i18n import LANGS, set_language  # noqa: E402
+from course.i18n import LANGS, set_language, tr  # noqa: E402
 from course.lab import WORKSPACE  # noqa: E402
 from practice import sandbox  # noqa: E402
 from practice.exercises import (PRACTICE, PROBLEMS, SOLUTIONS, TEST_FILES, JudgeError, TestFile,  # noqa: E402
@@ -72,13 +72,15 @@ def move_old_workspace(old_folder: Path, workspace: Path) -> None:
     for old in sorted(old_folder.glob("*.py")) if old_folder.is_dir() else ():
         new = workspace / old.name
         if new.exists() or new.is_symlink():
-            print(f"judge: {shown(old)} 没有移动 (left where it is)：{shown(new)} 已经存在，评测的是它 "
-                  "(exists and is the one graded)", file=sys.stderr)
+            print(tr(f"judge: {shown(old)} 没有移动 (left where it is)：{shown(new)} 已经存在，评测的是它 "
+                     "(exists and is the one graded)", f"judge: {shown(old)} left where it is: {shown(new)} exists "
+                     "and is the one graded"), file=sys.stderr)
             continue
         workspace.mkdir(parents=True, exist_ok=True)
         os.replace(old, new)
-        print(f"judge: 已移动 (moved) {shown(old)} -> {shown(new)}（练习文件现在放在 workspace/：the learner "
-              "folder is now workspace/）", file=sys.stderr)
+        print(tr(f"judge: 已移动 (moved) {shown(old)} -> {shown(new)}（练习文件现在放在 workspace/：the learner "
+                 "folder is now workspace/）", f"judge: moved {shown(old)} -> {shown(new)} (the learner folder is "
+                 "now workspace/)"), file=sys.stderr)
 
 
 def cmd_list(problems, args) -> int:
@@ -87,7 +89,7 @@ def cmd_list(problems, args) -> int:
         return 0
     for p in problems:
         req = f"  (needs {', '.join(p.requires)})" if p.requires else ""
-        print(f"ch{p.chapter}  {p.slug:<26} {p.points:>3} 分  {p.stars}  {p.kind:<9}  {p.title}{req}")
+        print(f"ch{p.chapter}  {p.slug:<26} {p.points:>3} {tr('分', 'pt')}  {p.stars}  {p.kind:<9}  {p.title}{req}")
     return 0
 
 
@@ -96,16 +98,18 @@ def cmd_start(problems, args) -> int:
     target = args.workspace / f"{p.slug}.py"
     print(f"# {p.title}\n\n{p.header}\n\n{p.statement}")
     if target.is_symlink():
-        raise JudgeError(f"{target} 是一个符号链接 (symlink)：不会通过它写文件 (not written through a link)")
+        raise JudgeError(tr(f"{target} 是一个符号链接 (symlink)：不会通过它写文件 (not written through a link)",
+                            f"{target} is a symlink: nothing is written through a link"))
     if target.exists():
-        print(f"{shown(target)} 已经存在 (already exists)，没有覆盖 (not overwritten)。")
+        print(tr(f"{shown(target)} 已经存在 (already exists)，没有覆盖 (not overwritten)。",
+                 f"{shown(target)} already exists, not overwritten."))
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(p.starter.read_text(encoding="utf-8"))
-        print(f"已创建 (created) {shown(target)}")
-    print(f"写完后运行 (then run): python practice/judge.py test {p.slug}")
+        print(tr(f"已创建 (created) {shown(target)}", f"created {shown(target)}"))
+    print(tr("写完后运行 (then run)", "when it is written, run") + f": python practice/judge.py test {p.slug}")
     return 0
 
 
@@ -133,11 +137,12 @@ def cmd_scoreboard(problems, args) -> int:
         for p in problems:
             g = grades.get(p.slug)
             tests = f"{g.passed}/{g.passed + g.failed}" if g else "-"
-            score = f"{g.score:g}/{p.points}" if g else "未开始 (not started)"
+            score = f"{g.score:g}/{p.points}" if g else tr("未开始 (not started)", "not started")
             print(f"{p.slug:<24}{p.chapter:>3}  {tests:>7}  {score:>9}")
         total = sum(g.score for g in grades.values())
-        print(f"总分 (total): {total:g}/{sum(p.points for p in problems)}"
-              + ("" if grades else "；用 `python practice/judge.py start SLUG` 开始一道题"))
+        print(tr("总分 (total)", "total") + f": {total:g}/{sum(p.points for p in problems)}"
+              + ("" if grades else tr("；用 `python practice/judge.py start SLUG` 开始一道题",
+                                      "; start an exercise with `python practice/judge.py start SLUG`")))
     summary(args, sum(g.passed for g in grades.values()), sum(g.failed for g in grades.values()))
     return 0
 
@@ -241,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="test files run at once (default: cores)")
     parser.add_argument("--json", action="store_true", help="machine-readable output: one JSON document on stdout")
     parser.add_argument("--lang", choices=LANGS, help="language of statements and messages "
-                        "(default: COURSE_LANG, else the locale)")
+                        "(default: COURSE_LANG, else the locale, else zh)")
     parser.add_argument("--timeout", type=finite_float, help="seconds per test file, for every exercise "
                         "(default: each exercise's own limit)")
     sub = parser.add_subparsers(dest="command")
@@ -260,8 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("doctor", help="what can run here")
     args = parser.parse_args(argv)
     if args.lang:
-        set_language(args.lang)
-        os.environ["COURSE_LANG"] = args.lang      # the checker and learner processes speak it too
+        set_language(args.lang)     # practice/sandbox.py gives it to the checker and learner processes
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.timeout is not None and not 0 < args.timeout < 24 * 3600:

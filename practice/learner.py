@@ -49,6 +49,7 @@ def main() -> None:
     requests, replies = (_move_high(header[k]) for k in ("requests", "replies"))
     from practice import wire
     import course.checks
+    from course.i18n import tr   # COURSE_LANG, which the judge sets, picks the language
     import course.plan  # noqa: F401  (Plans passed in are rebuilt with it)
     workdir = os.getcwd()
     sys.path.insert(0, workdir)
@@ -92,7 +93,8 @@ def main() -> None:
                 reply["ok"] = wire.encode(reply["ok"])
             except BaseException as e:  # noqa: BLE001
                 reply = {"raised": {"module": "builtins", "name": "TypeError", "mro": [],
-                                    "message": f"返回值无法传回 (the return value cannot be sent back): {_text(e)}"}}
+                                    "message": tr(f"返回值无法传回 (the return value cannot be sent back): {_text(e)}",
+                                                  f"the return value cannot be sent back: {_text(e)}")}}
         if guard.used:
             reply["forbidden"], guard.used[:] = list(guard.used), []
         sys.stdout.flush()
@@ -102,7 +104,8 @@ def main() -> None:
         except (OSError, ValueError, wire.WireError):
             try:
                 wire.send(replies, {"raised": {"module": "builtins", "name": "TypeError", "mro": [],
-                                               "message": "返回值太大 (the reply is too large to send back)"}})
+                                               "message": tr("返回值太大 (the reply is too large to send back)",
+                                                             "the reply is too large to send back")}})
             except (OSError, ValueError, wire.WireError):
                 os._exit(0)
 
@@ -241,7 +244,7 @@ class Guard(importlib.abc.MetaPathFinder):
                 name = frame.f_code.co_filename
                 if name == file:
                     guard.used.append(qualname)
-                    raise ForbiddenCall(f"本题要求自己实现，不能调用 (must not use) {qualname}")
+                    raise ForbiddenCall(_forbidden(qualname))
                 if name.startswith("<frozen importlib"):   # a library's own code while `import torch` runs
                     break
                 frame = frame.f_back
@@ -250,6 +253,12 @@ class Guard(importlib.abc.MetaPathFinder):
         call.__name__, call.__qualname__, call.__doc__ = fn.__name__, getattr(fn, "__qualname__", fn.__name__), fn.__doc__
         call.__module__, call._course_guard = getattr(fn, "__module__", None), True
         return call
+
+
+def _forbidden(qualname: str) -> str:
+    from course.i18n import tr
+    return tr(f"本题要求自己实现，不能调用 (must not use) {qualname}",
+              f"this exercise is to be done by hand: {qualname} must not be used")
 
 
 class _GuardedLoader(importlib.abc.Loader):

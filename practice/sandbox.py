@@ -50,8 +50,10 @@ from pathlib import Path
 
 import psutil
 
+from course.i18n import language, tr
 from course.scoring import partial_points
 from practice import contain
+from practice.checker import not_run
 from practice.exercises import REPO, JudgeError, Problem, TestFile, read_tests
 
 PRACTICE = Path(__file__).resolve().parent
@@ -128,7 +130,9 @@ def isolation() -> str:
 
 
 NOT_CONTAINED = ("注意 (note)：这台机器上不能创建命名空间 (no namespaces can be made here)，你的代码以你的权限运行 "
-                 "(your code ran with your rights: it could see and signal your other processes and write your files)")
+                 "(your code ran with your rights: it could see and signal your other processes and write your files)",
+                 "note: no namespaces can be made on this machine, so your code ran with your rights: it could see "
+                 "and signal your other processes and write your files")
 
 
 def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
@@ -140,7 +144,7 @@ def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
     """
     submission = Path(submission)
     if not submission.is_file():
-        raise JudgeError(f"没有找到提交的文件 (no such file): {submission}")
+        raise JudgeError(tr(f"没有找到提交的文件 (no such file): {submission}", f"no such file: {submission}"))
     tests = [TestFile(name, source) for name, source in read_tests(problem, problems_dir).items()]
     started = time.time()
     if pool is None:
@@ -173,7 +177,7 @@ class _Run:
         with _Run.lock:
             if _Run.aborting:
                 shutil.rmtree(self.work, ignore_errors=True)
-                raise JudgeError("评测被中断 (interrupted)")
+                raise JudgeError(tr("评测被中断 (interrupted)", "grading was interrupted"))
             _Run.active.add(self)
 
     def watch(self) -> None:
@@ -202,14 +206,18 @@ class _Run:
             runs = list(_Run.active)
         largest = max(runs, key=lambda r: r.resident)
         if len(tree) > MAX_PROCESSES:
-            self.killed_for = (f"进程太多 (too many processes)：超过 {MAX_PROCESSES} 个，已全部终止 (killed)。"
-                               "fork 炸弹 (fork bomb)？")
+            self.killed_for = tr(f"进程太多 (too many processes)：超过 {MAX_PROCESSES} 个，已全部终止 (killed)。"
+                                 "fork 炸弹 (fork bomb)？", f"too many processes: more than {MAX_PROCESSES}, all "
+                                 "killed.  A fork bomb?")
         elif resident > MAX_RESIDENT:
-            self.killed_for = (f"内存太多 (out of memory)：所有进程合计超过 {MAX_RESIDENT >> 20} MiB，"
-                               "已全部终止 (killed)。")
+            self.killed_for = tr(f"内存太多 (out of memory)：所有进程合计超过 {MAX_RESIDENT >> 20} MiB，"
+                                 "已全部终止 (killed)。", f"out of memory: more than {MAX_RESIDENT >> 20} MiB over "
+                                 "all its processes, all killed.")
         elif sum(r.resident for r in runs) > ALL_RESIDENT and not largest.killed_for:
-            largest.killed_for = (f"内存太多 (out of memory)：同时运行的测试合计超过 {ALL_RESIDENT >> 20} MiB，"
-                                  "占用最多的这一个已全部终止 (killed)。")
+            largest.killed_for = tr(f"内存太多 (out of memory)：同时运行的测试合计超过 {ALL_RESIDENT >> 20} MiB，"
+                                    "占用最多的这一个已全部终止 (killed)。", "out of memory: the test files running "
+                                    f"at once held more than {ALL_RESIDENT >> 20} MiB together; this one, the "
+                                    "largest, was killed.")
             largest.kill_learner()
         if self.killed_for:
             self.kill_learner()
@@ -222,8 +230,10 @@ class _Run:
         except psutil.Error:
             return
         if resident > CHECKER_RESIDENT:
-            self.killed_for = (f"评测进程 (checker) 内存太多 (out of memory)：超过 {CHECKER_RESIDENT >> 20} MiB，已终止 "
-                               "(killed)。返回值太大 (a reply too large to judge)？")
+            self.killed_for = tr(f"评测进程 (checker) 内存太多 (out of memory)：超过 {CHECKER_RESIDENT >> 20} MiB，"
+                                 "已终止 (killed)。返回值太大 (a reply too large to judge)？", "the checker ran out of "
+                                 f"memory: more than {CHECKER_RESIDENT >> 20} MiB, killed.  A reply too large to "
+                                 "judge?")
             self.checker.kill()
             self.kill_learner()
 
@@ -337,7 +347,7 @@ def run_test_file(problem: Problem, test: TestFile, submission: Path) -> FileRun
         fds += [checker_log, output]
         key, nonce = os.urandom(32), os.urandom(16).hex()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
-               "PYTHONHASHSEED": "random"}
+               "PYTHONHASHSEED": "random", "COURSE_LANG": language()}   # both processes speak the judge's language
         run.checker = subprocess.Popen([sys.executable, "-I", str(CHECKER)], cwd=checker_dir, stdin=subprocess.PIPE,
                                        stdout=checker_log, stderr=subprocess.STDOUT,
                                        env={**env, "HOME": str(checker_dir), "COURSE_RELAY_DIR": str(relay_dir)},
@@ -445,7 +455,8 @@ def _verdicts(test: TestFile, records: list[dict], timed_out: bool, timeout: flo
     if run.killed_for:
         verdict, why = "crashed", run.killed_for
     elif timed_out:
-        verdict, why = "timeout", f"超时 (timeout)：超过 {timeout:g} 秒被终止 (killed)。死循环 (infinite loop) 或死锁？"
+        verdict, why = "timeout", tr(f"超时 (timeout)：超过 {timeout:g} 秒被终止 (killed)。死循环 (infinite loop) 或死锁？",
+                                     f"timeout: killed after {timeout:g} s.  An infinite loop or a deadlock?")
     else:
         verdict, why = "crashed", diagnosis
     results = []
@@ -461,7 +472,7 @@ def _verdicts(test: TestFile, records: list[dict], timed_out: bool, timeout: flo
         elif name == running or (not started and not got and name == test.test_names[0]):
             results.append(Result(test.kind, name, verdict, why))
         else:
-            results.append(Result(test.kind, name, verdict, f"没有运行 (not run)：{why}"))
+            results.append(Result(test.kind, name, verdict, not_run(why)))
     return results
 
 
@@ -470,8 +481,9 @@ def _diagnose(run: _Run, checker_log: int) -> str:
     size = os.fstat(checker_log).st_size
     tail = os.pread(checker_log, 800, max(0, size - 800)).decode("utf-8", "replace").strip()
     code = run.checker.returncode if run.checker else None
-    return (f"评测进程 (checker) 意外退出 (exit code {code})" + _exit_status(run.learner)
-            + (f"：\n{tail}" if tail else ""))
+    return (tr(f"评测进程 (checker) 意外退出 (exit code {code})", f"the checker exited unexpectedly (exit code {code})")
+            + _exit_status(run.learner)
+            + (tr("：", ":") + f"\n{tail}" if tail else ""))
 
 
 def _exit_status(proc: subprocess.Popen | None) -> str:
@@ -480,10 +492,11 @@ def _exit_status(proc: subprocess.Popen | None) -> str:
     code = proc.returncode
     if code < 0:
         try:
-            return f"（学习者进程 learner process: 信号 (signal) {signal.Signals(-code).name}）"
+            status = signal.Signals(-code).name
         except ValueError:
-            return f"（学习者进程 learner process: signal {-code}）"
-    return f"（学习者进程 learner process: exit code {code}）"
+            status = f"signal {-code}"
+        return tr(f"（学习者进程 learner process: 信号 (signal) {status}）", f" (learner process: {status})")
+    return tr(f"（学习者进程 learner process: exit code {code}）", f" (learner process: exit code {code})")
 
 
 # ---- processes ----------------------------------------------------------------------------------------------------
@@ -653,30 +666,32 @@ def _read_output(fd: int) -> str:
         return os.pread(fd, size, 0).decode("utf-8", "replace")
     head = os.pread(fd, OUTPUT_SHOWN, 0).decode("utf-8", "replace")
     tail = os.pread(fd, OUTPUT_SHOWN, size - OUTPUT_SHOWN).decode("utf-8", "replace")
-    return f"{head}\n... [截断 (truncated) {size - 2 * OUTPUT_SHOWN} 个字节] ...\n{tail}"
+    return f"{head}\n... [" + tr(f"截断 (truncated) {size - 2 * OUTPUT_SHOWN} 个字节",
+                                   f"{size - 2 * OUTPUT_SHOWN} bytes cut") + f"] ...\n{tail}"
 
 
 def _truncate(text: str) -> str:
     if len(text) <= OUTPUT_SHOWN + 200:
         return text
     half = OUTPUT_SHOWN // 2
-    return f"{text[:half]}\n... [截断 (truncated) {len(text) - OUTPUT_SHOWN} 个字符] ...\n{text[-half:]}"
+    return f"{text[:half]}\n... [" + tr(f"截断 (truncated) {len(text) - OUTPUT_SHOWN} 个字符",
+                                          f"{len(text) - OUTPUT_SHOWN} characters cut") + f"] ...\n{text[-half:]}"
 
 
 def print_grade(g: Grade) -> None:
     p = g.problem
-    print(f"== {p.slug} · 第 {p.chapter} 章 · {p.title} ==")
+    print(f"== {p.slug} · " + tr(f"第 {p.chapter} 章", f"chapter {p.chapter}") + f" · {p.title} ==")
     for run in g.runs:
         for r in run.results:
             print(f"  [{r.file}] {r.name} {'.' * max(2, 44 - len(r.name))} {r.verdict}")
             if r.verdict != "passed" and r.message:
                 print("\n".join("      " + ln for ln in r.message.splitlines()))
         if run.output.strip() and any(r.verdict != "passed" for r in run.results):
-            print("  程序输出 (your program's output, truncated):")
+            print(tr("  程序输出 (your program's output, truncated):", "  your program's output (truncated):"))
             print("\n".join("    | " + ln for ln in run.output.rstrip().splitlines()))
     if not g.isolation:
-        print(f"  {NOT_CONTAINED}")
-    print(f"  得分 (score): {g.score:g}/{p.points}")
+        print(f"  {tr(*NOT_CONTAINED)}")
+    print(tr(f"  得分 (score): {g.score:g}/{p.points}", f"  score: {g.score:g}/{p.points}"))
 
 
 __all__ = ["Grade", "FileRun", "Result", "grade", "run_test_file", "print_grade", "sweep", "abort_all",

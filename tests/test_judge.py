@@ -30,9 +30,10 @@ N_BUBBLE = sum(len(f.test_names) for f in BUBBLE.tests.values())
 SPANS = "\ndef bubble_from_spans(spans):\n    return 0.123\n"   # the exercise's other function, wrong
 
 
-def run(*args, cwd=REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(JUDGE), *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=HANG_GUARD)
+def run(*args, cwd=REPO, lang="zh") -> subprocess.CompletedProcess:
+    """The judge in ``lang`` (the messages some tests read are its Chinese ones; tests/test_i18n_judge.py: English)."""
+    return subprocess.run([sys.executable, str(JUDGE), "--lang", lang, *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 def last_line(proc) -> str:

@@ -72,7 +72,7 @@ def judge(tmp_path: Path, slug: str, source: str, timeout: float = 10, *args, pr
     since = time.time()
     proc = subprocess.run([*prefix, sys.executable, str(JUDGE), "--timeout", str(timeout), *args, "test", slug, path,
                            "--json"], capture_output=True, text=True, timeout=HANG_GUARD,
-                          env={**os.environ, "TMPDIR": str(tmp)})
+                          env={**os.environ, "TMPDIR": str(tmp), "COURSE_LANG": "zh"})
     assert proc.returncode in (0, 1), proc.stderr
     data = json.loads(proc.stdout)   # --json: stdout is one JSON document
     assert_nothing_left(tmp, since)
@@ -295,7 +295,7 @@ def grade_with_caps(tmp_path: Path, source: str, caps: dict, timeout: float, poo
               f"print(json.dumps([time.monotonic() - start, [[r.verdict, r.message] for r in g.results]]))\n")
     since = time.time()
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD,
-                          env={**os.environ, "TMPDIR": str(tmp)})
+                          env={**os.environ, "TMPDIR": str(tmp), "COURSE_LANG": "zh"})   # the messages read here
     assert proc.returncode == 0, proc.stderr
     seconds, results = json.loads(proc.stdout.strip().splitlines()[-1])
     assert_nothing_left(tmp, since)

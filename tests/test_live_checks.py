@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from course.checks import CheckFailed
+from course.i18n import set_language
 from course.live.relay import Record, Relay
 from course.live_checks import LearnerError, check_pipeline_step, judge_pipeline_record, one_f_one_b, \
     record_pipeline_step
@@ -84,6 +85,14 @@ PREFETCH = (ROOT / "solutions" / "live-1f1b.py").read_text().replace(
     "    posted = [] if first else [(b, dist.irecv(b, src=rank - 1)) for b in\n"
     "                               [torch.empty(shape, dtype=torch.float64) for _ in range(m)]]\n"
     "    warm = min(world_size - rank - 1, m)\n")
+
+
+@pytest.fixture(autouse=True)
+def chinese():
+    """The messages these tests read are the Chinese ones (the English: tests/test_i18n_judge.py)."""
+    set_language("zh")
+    yield
+    set_language(None)
 
 
 @pytest.fixture
@@ -181,8 +190,8 @@ def test_through_the_judge_the_all_gather_answer_scores_nothing(tmp_path):
 
     path = tmp_path / "all_gather.py"
     path.write_text(ALL_GATHER, encoding="utf-8")
-    result = subprocess.run([sys.executable, str(ROOT / "practice" / "judge.py"), "test", "live-1f1b", str(path),
-                             "--json"], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, str(ROOT / "practice" / "judge.py"), "--lang", "zh", "test", "live-1f1b",
+                             str(path), "--json"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     report = json.JSONDecoder().raw_decode(result.stdout)[0]   # the judge's summary line follows
     report = report[0] if isinstance(report, list) else report

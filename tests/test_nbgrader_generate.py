@@ -2,6 +2,7 @@
 
 import ast
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -60,9 +61,28 @@ def test_a_modified_test_file_is_refused_with_one_line(tmp_path, capsys):
     assert err.startswith("generate: ") and str(test_file) in err and err.count("\n") == 1
 
 
-def test_one_assignment_per_chapter_with_exercises():
+def test_one_assignment_per_chapter_with_exercises_and_language():
     chapters = sorted({e.chapter for e in EXERCISES})
-    assert [p.parent.name for p in NOTEBOOKS] == [f"ch{n:02d}" for n in chapters]
+    assert [p.parent.name for p in NOTEBOOKS] == [f"ch{n:02d}{s}" for n in chapters for s in ("", "-en")]
+    assert all(p.stem == p.parent.name for p in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.parent.name.endswith("-en")], ids=lambda p: p.parent.name)
+def test_the_english_assignment_is_the_chinese_one_in_english(path):
+    english = nbformat.read(path, as_version=4)
+    chinese = nbformat.read(path.parent.parent / path.stem[:-3] / f"{path.stem[:-3]}.ipynb", as_version=4)
+    assert [c.metadata for c in english.cells] == [c.metadata for c in chinese.cells]   # ids, points, limits
+    for en, zh in zip(english.cells, chinese.cells):
+        meta = en.metadata.nbgrader
+        if meta["grade"] or meta["solution"]:   # the same solutions and tests (their messages come in both)
+            assert en.source == zh.source
+        else:                                   # the prose and the setup cell: English only
+            assert not re.search(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]", en.source), en.source
+    setup = {lang: next(c.source for c in nb.cells if c.metadata.nbgrader["grade_id"] == "setup")
+             for lang, nb in (("en", english), ("zh", chinese))}
+    for lang, source in setup.items():   # the language is set before the checks are imported
+        assert source.index(f"course.i18n.set_language({lang!r})") < source.index("import course.checks")
+    assert "points" in english.cells[0].source and "分" in chinese.cells[0].source
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.parent.name)
@@ -78,7 +98,7 @@ def test_notebook_is_valid_nbgrader_source(path):
     assert len(ids) == len(set(ids)), "grade ids must be unique"
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
 
-    chapter = int(path.parent.name[2:])
+    chapter = int(path.parent.name[2:4])   # ch02, ch02-en
     exercises = [e for e in EXERCISES if e.chapter == chapter]
     graded = {m["grade_id"]: m["points"] for m in meta if m["grade"]}
     assert graded == {f"{e.grade_id}_tests": e.points for e in exercises}

@@ -5,7 +5,9 @@ exchange; students fetch and submit each one: `correct` (the reference solutions
 fetched), `tampered` (setup and test cells rewritten to `assert True` and unlocked, the last test cell deleted);
 where their exercise is, `deadlocked` (a live gloo answer that hangs) and `cheater` (patches the checks from the
 solution cell); collect, autograde, feedback, export. Scores are read from the gradebook: `nbgrader validate`
-exits 0 even when tests fail, so it proves nothing.
+exits 0 even when tests fail, so it proves nothing.  The Chinese assignments go through all of it; one English
+assignment (`ENGLISH`) goes through the same workflow on its own, with the first three students
+(`pytest -k english`).
 """
 
 import ast
@@ -32,8 +34,10 @@ pytestmark = pytest.mark.live  # the chapter 3 assignment starts gloo worker pro
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTRUCTOR = ROOT / "instructor"
-ASSIGNMENTS = sorted(p.name for p in (INSTRUCTOR / "source").glob("ch*") if p.is_dir())
+ASSIGNMENTS = sorted(p.name for p in (INSTRUCTOR / "source").glob("ch*") if p.is_dir() and not p.name.endswith("-en"))
+ENGLISH = "ch01-en"   # the English edition of one assignment (instructor/generate.py makes chNN-en of every chapter)
 STUDENTS = ("correct", "untouched", "tampered")
+HAN = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 SOLUTION_1F1B = (ROOT / "solutions" / "one-f-one-b-order.py").read_text(encoding="utf-8")
 # Half right: the closed form is, the measured bubble is not (some of the exercise's tests pass, others fail).
 HALF_BUBBLE = re.sub(r"(def bubble_from_spans.*?### BEGIN SOLUTION\n).*?(    ### END SOLUTION)",
@@ -281,7 +285,21 @@ def graded(tmp_path_factory):
         return run_workflow(tmp_path_factory.mktemp("nbgrader"))
 
 
-def run_workflow(tmp: Path):
+@pytest.fixture(scope="module")
+def graded_english(tmp_path_factory):
+    """The English assignment through the same workflow, with the students every assignment has."""
+    assert (INSTRUCTOR / "source" / ENGLISH).is_dir(), "run python instructor/generate.py"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
+        for var in ("COURSE_LANG", "LC_ALL", "LC_MESSAGES"):
+            patch.delenv(var, raising=False)
+        patch.setenv("LANG", "zh_CN.UTF-8")   # the notebook's own language wins over the kernel's locale
+        return run_workflow(tmp_path_factory.mktemp("nbgrader-english"), [ENGLISH], lambda assignment: STUDENTS)
+
+
+def run_workflow(tmp: Path, assignments=ASSIGNMENTS, students=students):
+    """Generate, release, fetch, answer, submit, collect, autograde and give feedback on ``assignments`` for
+    ``students(assignment)``, then export; the course directory, the autograde logs, leftover processes, the CSV."""
     from nbgrader.apps import NbGraderAPI
 
     started = time.monotonic()
@@ -294,11 +312,11 @@ def run_workflow(tmp: Path):
     api = NbGraderAPI(config=config)
 
     # The first assignment through the command an instructor types; the rest in-process (`nbgrader` starts in ~5 s).
-    cli = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENTS[0]], cwd=course,
+    cli = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", assignments[0]], cwd=course,
                          capture_output=True, text=True, timeout=300)
-    assert cli.returncode == 0 and (course / "release" / ASSIGNMENTS[0]).is_dir(), cli.stderr[-3000:]
-    for assignment in ASSIGNMENTS:
-        if assignment != ASSIGNMENTS[0]:
+    assert cli.returncode == 0 and (course / "release" / assignments[0]).is_dir(), cli.stderr[-3000:]
+    for assignment in assignments:
+        if assignment != assignments[0]:
             ok(api.generate_assignment(assignment))
         ok(api.release_assignment(assignment))
         for student in students(assignment):
@@ -313,12 +331,12 @@ def run_workflow(tmp: Path):
     autograde_started = time.monotonic()
     # Two submissions at a time (SQLite gradebook: nbgrader's short transactions wait for each other); the slow
     # ones (torch in the kernel) first.
-    slow = {a for a in ASSIGNMENTS if "import torch" in cells(source_notebook(a), grade_id="setup")[0].source}
-    work = sorted(((a, s) for a in ASSIGNMENTS for s in students(a)), key=lambda job: job[0] not in slow)
+    slow = {a for a in assignments if "import torch" in cells(source_notebook(a), grade_id="setup")[0].source}
+    work = sorted(((a, s) for a in assignments for s in students(a)), key=lambda job: job[0] not in slow)
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
         futures = {job: pool.submit(autograde, course, exchange_root, *job) for job in work}
         done = {job: future.result() for job, future in futures.items()}
-    for assignment in ASSIGNMENTS:
+    for assignment in assignments:
         ok(api.generate_feedback(assignment))
     leftovers = processes_under(tmp)
     export(config, course, tmp / "grades.csv")
@@ -383,6 +401,30 @@ def text_of(cell) -> str:
     return "".join(o.get("text", "") + o.get("evalue", "") for o in cell.outputs)
 
 
+def test_the_english_assignment_full_marks_blank_zero_tampered_zero_in_english(graded_english):
+    grade_ids = {c.metadata.nbgrader["grade_id"] for c in cells(source_notebook(ENGLISH), grade=True)}
+    points = sum(c.metadata.nbgrader["points"] for c in cells(source_notebook(ENGLISH), grade=True))
+    score, max_score, per_cell = scores(graded_english, ENGLISH, "correct")
+    assert max_score == points > 0 and score == max_score and set(per_cell) == grade_ids, per_cell
+    for c in cells(autograded_notebook(graded_english, ENGLISH, "correct"), grade=True):
+        total = c.metadata.nbgrader["points"]
+        assert re.search(rf"^[1-9]\d* passed, 0 failed: {total:g}/{total:g} points$", text_of(c), re.M), text_of(c)
+    score, max_score, per_cell = scores(graded_english, ENGLISH, "untouched")
+    assert max_score == points and score == 0 and set(per_cell) == grade_ids, per_cell
+    for c in cells(autograded_notebook(graded_english, ENGLISH, "untouched"), grade=True):
+        shown = text_of(c)   # every test ran and failed, each message and the score line in English
+        assert re.search(rf"^0 passed, [1-9]\d* failed: 0/{c.metadata.nbgrader['points']:g} points$", shown, re.M)
+        assert "failed: NotImplementedError" in shown and not HAN.search(shown), shown
+    score, _, per_cell = scores(graded_english, ENGLISH, "tampered")
+    assert score == 0, per_cell
+    log = graded_english["logs"][ENGLISH, "tampered"]
+    assert "Attribute 'checksum' for cell setup has changed" in log and "Missing grade cell" in log
+    assert "Attribute 'checksum'" not in graded_english["logs"][ENGLISH, "correct"]
+    page = (graded_english["course"] / "feedback" / "correct" / ENGLISH / f"{ENGLISH}.html").read_text("utf-8")
+    assert f"Score: {points:.1f} / {points:.1f}" in html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert graded_english["leftovers"] == []
+
+
 def own_answers(graded, student, expected_error, poisons_the_kernel=False):
     """Each of the student's own answers scores 0 with `expected_error`; their other (reference) answers score,
     except after an answer that ``poisons_the_kernel`` (patched checks stay patched: no later cell can be trusted)."""
@@ -413,10 +455,14 @@ def test_an_answer_that_patches_the_checks_fails(graded):
     own_answers(graded, "cheater", "检测到篡改 (tampering)", poisons_the_kernel=True)
 
 
-def hidden_test_names(test_cell: str) -> set[str]:
+def hidden_test_names(test_cell: str) -> dict[str, str]:
+    """The functions only the hidden tests define: name -> its ``def`` line (with its arguments, so that a solution's
+    own helper of the same name, e.g. one-f-one-b-order's nested ``makespan(leads)``, is not taken for it)."""
     public, hidden = test_cell.split("### BEGIN HIDDEN TESTS")
-    defined = lambda code: {n.name for n in ast.parse(textwrap.dedent(code)).body if isinstance(n, ast.FunctionDef)}
-    return defined(hidden.split("### END HIDDEN TESTS")[0]) - defined(public)
+    hidden = textwrap.dedent(hidden.split("### END HIDDEN TESTS")[0])
+    defined = lambda code: {n.name: code.splitlines()[n.lineno - 1].strip() for n in ast.parse(code).body
+                            if isinstance(n, ast.FunctionDef)}
+    return {name: line for name, line in defined(hidden).items() if name not in defined(textwrap.dedent(public))}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -424,15 +470,16 @@ def test_feedback_html_is_generated_without_hidden_tests(graded, assignment):
     tests = [c.source for c in cells(source_notebook(assignment), grade=True)]
     public = {n.name for c in tests for n in ast.parse(textwrap.dedent(c.split("### BEGIN HIDDEN TESTS")[0])).body
               if isinstance(n, ast.FunctionDef)}
-    hidden = set().union(*(hidden_test_names(c) for c in tests)) - public   # a name one exercise shows in public
-    assert hidden
+    hidden = {name: line for c in tests for name, line in hidden_test_names(c).items()
+              if name not in public}   # not a name one exercise shows in public
+    assert hidden and all(line.startswith(f"def {name}(") for name, line in hidden.items())
     for student in students(assignment):
         page = (graded["course"] / "feedback" / student / assignment / f"{assignment}.html").read_text("utf-8")
         text = html.unescape(re.sub(r"<[^>]+>", "", page))
         score, max_score, _ = scores(graded, assignment, student)
         assert f"Score: {score:.1f} / {max_score:.1f}" in text, f"{student}: no total score in the feedback"
         assert "load_submission(" in text  # the test cells are shown...
-        assert not [name for name in hidden if f"def {name}(" in text], "...without their hidden tests"
+        assert not [line for line in hidden.values() if line in text], "...without their hidden tests"
 
 
 def test_grades_export_to_csv(graded):

@@ -30,6 +30,8 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from itertools import count
 
+from course.i18n import tr
+
 BACKEND = "course-relay"
 DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
           "uint8": 1, "bool": 1}   # bytes per element
@@ -294,7 +296,8 @@ class _Pending:
 def _creator(store, rank, world_size, timeout):
     group, _Pending.group = _Pending.group, None
     if group is None:
-        raise RuntimeError("本题只有一个进程组 (one process group only): 不能 new_group")
+        raise RuntimeError(tr("本题只有一个进程组 (one process group only): 不能 new_group",
+                              "this exercise has one process group only: no new_group"))
     return group
 
 
@@ -406,8 +409,9 @@ def _group_class():
     def refuser(name: str):
         def refused(self, *args, **kwargs):
             self.refused.append(name)
-            raise RuntimeError(f"本题不能用集合通信 (collective {name} refused)：只用 send/recv/isend/irecv 和相邻的 "
-                               "rank 通信")
+            raise RuntimeError(tr(f"本题不能用集合通信 (collective {name} refused)：只用 send/recv/isend/irecv 和相邻"
+                                  "的 rank 通信", f"no collectives in this exercise ({name} refused): talk to the "
+                                  "neighbouring ranks with send/recv/isend/irecv only"))
         return refused
 
     for name in ("allgather", "allgather_coalesced", "allgather_into_tensor_coalesced", "_allgather_base",
