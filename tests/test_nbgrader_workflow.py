@@ -413,26 +413,30 @@ def test_an_answer_that_patches_the_checks_fails(graded):
     own_answers(graded, "cheater", "检测到篡改 (tampering)", poisons_the_kernel=True)
 
 
-def hidden_test_names(test_cell: str) -> set[str]:
-    public, hidden = test_cell.split("### BEGIN HIDDEN TESTS")
-    defined = lambda code: {n.name for n in ast.parse(textwrap.dedent(code)).body if isinstance(n, ast.FunctionDef)}
-    return defined(hidden.split("### END HIDDEN TESTS")[0]) - defined(public)
+def hidden_definitions(test_cell: str, public: set[str]) -> set[str]:
+    """The ``def name(args):`` line, as the hidden tests write it, of each function they define whose name is not in
+    ``public``: text only the hidden tests hold.  (Not the bare ``def name(``: a learner's answer may define a helper
+    of the same name, as one-f-one-b-order's reference answer does with ``makespan(leads)``.)"""
+    hidden = textwrap.dedent(test_cell.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0])
+    lines = hidden.splitlines()
+    return {lines[n.lineno - 1].strip() for n in ast.parse(hidden).body
+            if isinstance(n, ast.FunctionDef) and n.name not in public}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_feedback_html_is_generated_without_hidden_tests(graded, assignment):
     tests = [c.source for c in cells(source_notebook(assignment), grade=True)]
     public = {n.name for c in tests for n in ast.parse(textwrap.dedent(c.split("### BEGIN HIDDEN TESTS")[0])).body
-              if isinstance(n, ast.FunctionDef)}
-    hidden = set().union(*(hidden_test_names(c) for c in tests)) - public   # a name one exercise shows in public
-    assert hidden
+              if isinstance(n, ast.FunctionDef)}   # a name one exercise shows in public
+    hidden = set().union(*(hidden_definitions(c, public) for c in tests))
+    assert hidden and all(line.startswith("def ") and line.endswith(":") for line in hidden), hidden
     for student in students(assignment):
         page = (graded["course"] / "feedback" / student / assignment / f"{assignment}.html").read_text("utf-8")
         text = html.unescape(re.sub(r"<[^>]+>", "", page))
         score, max_score, _ = scores(graded, assignment, student)
         assert f"Score: {score:.1f} / {max_score:.1f}" in text, f"{student}: no total score in the feedback"
         assert "load_submission(" in text  # the test cells are shown...
-        assert not [name for name in hidden if f"def {name}(" in text], "...without their hidden tests"
+        assert not [line for line in hidden if line in text], "...without their hidden tests"
 
 
 def test_grades_export_to_csv(graded):
