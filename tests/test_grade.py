@@ -225,11 +225,13 @@ def test_the_csv_is_the_one_of_nbgrader_autograde_then_regrade_py(small_class):
     template, reference, reference_book, tmp = small_class
     course = tmp / "serial"
     shutil.copytree(template, course)
+    (tmp / "serial-tmp").mkdir(exist_ok=True)   # its own temporary files: nbgrader leaves its kernels' jail
+    serial_env = env(tmp / "serial-tmp")        # mount point there, which is not grade.py's to remove
     autograde = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "ch01"], cwd=course,
-                               capture_output=True, text=True, timeout=400, env=env(tmp))
+                               capture_output=True, text=True, timeout=400, env=serial_env)
     assert autograde.returncode == 0, autograde.stderr[-3000:]
     result = subprocess.run([sys.executable, str(INSTRUCTOR / "regrade.py"), "ch01", "--course-dir", str(course)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=400, env=env(tmp))
+                            cwd=ROOT, capture_output=True, text=True, timeout=400, env=serial_env)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert (course / "regrade-ch01.csv").read_text(encoding="utf-8") == reference
     assert gradebook(course) == reference_book
