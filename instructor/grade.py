@@ -106,17 +106,18 @@ def plan(course: Path, assignment: str, force: bool = False, job_timeout: float 
 
     if not course.is_dir():
         raise UsageError(f"no such course directory: {course}")
-    exercises = regrade.exercises(course, assignment, load_problems())
+    exercises, _ = regrade.exercises(course / "source" / assignment, load_problems())   # to plan: the regrade
+    # reads the exercises again, from its pristine copy
     config = grading.nbgrader_config(course)
     db_url = CourseDirectory(config=config).db_url
     if not db_url.startswith("sqlite:///"):
         raise UsageError(f"grade.py copies the gradebook for each grading process: it needs SQLite, not {db_url}")
     if not gradebook_path(db_url).is_file():
         raise UsageError(f"no gradebook at {gradebook_path(db_url)}: run nbgrader generate_assignment {assignment}")
-    submitted = course / "submitted"
-    students = sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir()) if submitted.is_dir() else []
+    students = regrade.students(course, assignment)
     if not students:
-        raise UsageError(f"nobody has submitted {assignment} in {submitted}: run nbgrader collect {assignment}")
+        raise UsageError(f"nobody has submitted {assignment} in {course / 'submitted'}: run nbgrader collect "
+                         f"{assignment}")
     notebooks = sorted((course / "source" / assignment).glob("*.ipynb"))
     timeout = job_timeout or (sum(cell_limits(config, nbformat.read(p, as_version=4)) for p in notebooks)
                               + sum(2 * e.problem.timeout + 30 for e in exercises))   # the regrade: two test files
@@ -124,7 +125,7 @@ def plan(course: Path, assignment: str, force: bool = False, job_timeout: float 
     graded = gradebook_students(db_url, assignment)
     jobs = []
     for student in students:
-        files = grading.read_tree(submitted / student / assignment)
+        files = grading.read_tree(course / "submitted" / student / assignment)
         job = Job(student, files, grading.digest(files))
         if force or not finished(state, course, assignment, job, graded):
             jobs.append(job)
@@ -165,7 +166,7 @@ def context(p: Plan) -> dict:
         with closing(sqlite3.connect(gradebook_path(p.db_url))) as src, closing(sqlite3.connect(copy)) as dst:
             src.backup(dst)
         gradebook = copy.read_bytes()
-    ctx = {"repo": str(ROOT), "assignment": p.assignment,
+    ctx = {"repo": str(ROOT), "course": str(p.course), "assignment": p.assignment,
            "config": config.read_text(encoding="utf-8") if config.is_file() else "",
            "source": grading.read_tree(p.course / "source" / p.assignment), "gradebook": gradebook}
     ctx["digest"] = grading.digest(ctx["config"], ctx["source"], gradebook)
@@ -276,7 +277,7 @@ def reasons(p: Plan, result: dict) -> list[regrade.Row]:
         e = by_slug[row.exercise]
         cell = result["cell_failures"].get(f"{e.grade_id}{regrade.TESTS_SUFFIX}") or \
             result["cell_failures"].get(e.grade_id)
-        row.error = row.error or (f"nbgrader: {cell}" if cell else "") or \
+        row.reason = row.reason or (f"nbgrader: {cell}" if cell else "") or \
             (f"nbgrader: {result['autograde_error']}" if result["autograde_error"] else "")
         rows.append(row)
     return rows
@@ -399,9 +400,12 @@ def main(argv=None) -> int:
     print(f"grading {p.assignment}: {len(p.jobs)} of {len(p.students)} submissions ({done_before} graded before), "
           f"{p.weight} slot{'s' if p.weight > 1 else ''} each of {args.jobs}, engine {args.engine}", flush=True)
     fresh: dict[str, list[regrade.Row]] = {}
+    regraded: dict = {}   # what the regrade said about its pristine copy and the installation
 
     def on_result(job: Job, result: dict) -> None:
         rows = fresh[job.student] = commit(p, job, result)
+        if "pristine" in result:
+            regraded.update(result["pristine"], installation=result["installation"])
         how = result.get("failed") or f"{result['seconds']:.0f} s"
         print(f"  {job.student} ({len(fresh)}/{len(p.jobs)}): {summary(rows)} ({how})", flush=True)
 
@@ -426,14 +430,14 @@ def main(argv=None) -> int:
     rows = [r for s in p.students for r in (fresh[s] if s in fresh else saved_rows(p, s))]
     out = p.course / f"regrade-{p.assignment}.csv"
     regrade.write_csv(rows, out)
-    failed = [r for r in rows if r.error]
-    suspicious = [r for r in rows if r.flag]
-    print(f"graded {p.assignment}: {len(p.students)} students in {time.monotonic() - started:.0f} s -> {out}")
-    for r in suspicious:
-        print(f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}")
-    for r in failed:
-        print(f"  {r.student} {r.exercise}: {r.error}")
-    print(f"{len(suspicious)} suspicious, {len({r.student for r in failed})} with a reason")
+    pristine = regrade.Pristine(ROOT, regraded.get("commit", ""), regraded.get("differences", []))
+    report = regrade.Report(rows, pristine, regraded.get("installation", []))
+    failed = [r for r in rows if r.reason]
+    print(f"graded {p.assignment}" + (f" (regraded from commit {pristine.commit[:12]})" if pristine.commit else "")
+          + f": {len(p.students)} students in {time.monotonic() - started:.0f} s -> {out}")
+    for line in regrade.notes(report):
+        print(line)
+    print(f"{sum(r.flag == 'suspicious' for r in rows)} suspicious, {len({r.student for r in failed})} with a reason")
     return 1 if failed else 0
 
 

@@ -7,11 +7,14 @@ submitted files), it:
 
 1. runs nbgrader's autograde for that student (``NbGraderAPI.autograde``, the course's configuration);
 2. reads back what autograde wrote: the autograded files and the student's rows of the gradebook;
-3. regrades the same notebook out of the kernel with ``instructor/regrade.py`` (``regrade.regrade`` on the private
-   course directory, which holds only this student's submission);
+3. regrades the same notebook out of the kernel, as ``instructor/regrade.py`` does: in a regrade process of its own
+   (``Regrade``), which sets up ``regrade.regrader`` once (the pristine copy of this machine's repository, the
+   installation check) and grades each student with ``Regrader.grade``, against the gradebook's new scores;
 
-and answers with all of it as plain data.  Nothing it receives or returns is a path on the instructor's machine, so
-the same jobs run on a Dask worker elsewhere (``on_dask``), given this repository and its environment there.
+and answers with all of it as plain data.  The only path of the instructor's machine it receives is the course
+directory's, which the regrade hides from the learner and compares with the repository's instructor/ (the one
+course whose source notebooks are taken from the commit); so the same jobs run on a Dask worker elsewhere
+(``on_dask``), given this repository and its environment there.
 
 Messages are pickled dicts, each prefixed by its length, on the process's stdin and on a copy of its stdout (its
 own stdout and stderr go to the log).  Pickle trusts the other side: the grading process runs as the same user as
@@ -20,6 +23,7 @@ grade.py, which nbgrader's kernels already do (the students' code could write to
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -148,7 +152,8 @@ def cell_failures(autograded: dict[str, bytes]) -> dict[str, str]:
 
 
 class Grader:
-    """A private course directory and its own gradebook copy, grading one student at a time."""
+    """A private course directory and its own gradebook copy, grading one student at a time: nbgrader's autograde
+    here, the regrade in a regrade process (``Regrade``) started beside it."""
 
     def __init__(self, context: dict):
         sys.path[:0] = [str(Path(context["repo"]) / "instructor"), context["repo"]]
@@ -161,6 +166,10 @@ class Grader:
         (self.root / "nbgrader_config.py").write_text(context["config"], encoding="utf-8")
         write_tree(self.root / "source" / self.assignment, context["source"])
         (self.root / "gradebook.db").write_bytes(context["gradebook"])
+        # started first: it sets up its pristine copy while nbgrader loads (the course library it imports here is
+        # the one on disk, as for `nbgrader autograde`; the regrade's is the commit's)
+        self.regrader = Regrade({**context, "source": str(self.root / "source" / self.assignment),
+                                 "hidden": [str(self.root)]})
         config = nbgrader_config(self.root)
         self.api = NbGraderAPI(config=config)
         self.db_url = self.api.coursedir.db_url
@@ -169,7 +178,8 @@ class Grader:
         student, started = job["student"], time.monotonic()
         for folder in ("submitted", "autograded"):     # the previous student's
             shutil.rmtree(self.root / folder, ignore_errors=True)
-        write_tree(self.root / "submitted" / student / self.assignment, job["files"])
+        submitted = self.root / "submitted" / student / self.assignment
+        write_tree(submitted, job["files"])
         result = self.api.autograde(self.assignment, student, force=True, create=True)
         autograded = read_tree(self.root / "autograded" / student / self.assignment)
         from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
@@ -180,17 +190,78 @@ class Grader:
             except MissingEntry:
                 gb.update_or_create_student(student)
                 gb.add_submission(self.assignment, student)
-        rows = self.regrade.regrade(self.root, self.assignment, workers=1)
+        regraded = self.regrader.grade(student, submitted,
+                                       self.regrade.gradebook_scores(self.root, self.assignment))
+        if "failed" in regraded:
+            return {"student": student, "failed": regraded["failed"]}
         return {"student": student,
                 "autograded": autograded,
                 "records": submission_records(self.db_url, self.assignment, student),
-                "rows": [asdict(row) for row in rows],
+                **regraded,
                 "autograde_error": "" if result["success"] else autograde_error(result.get("log", "")),
                 "cell_failures": cell_failures(autograded),
                 "seconds": time.monotonic() - started}
 
     def close(self) -> None:
+        self.regrader.close()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Regrade:
+    """The regrade process of a grading process: ``regrade.regrader`` set up once, then one student per request.
+    A process of its own because it imports the course library from the pristine copy, while nbgrader's autograde
+    imports it from the repository (course/autograde.py jails the kernels around the repository's course/)."""
+
+    def __init__(self, context: dict):
+        self.proc = subprocess.Popen([sys.executable, str(HERE), "--regrade"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+        send(self.proc.stdin, {k: context[k] for k in ("repo", "course", "assignment", "source", "hidden")})
+        self.ready: dict | None = None
+
+    def grade(self, student: str, folder: Path, nbgrader: dict) -> dict:
+        """``{"rows", "pristine", "installation"}`` (``regrade.Report``'s, as plain data), or ``{"failed":
+        reason}`` when the regrade could not be set up (the commit's own files) or its process died."""
+        if self.ready is None:
+            self.ready = receive(self.proc.stdout) or {"failed": "the regrade process died as it started"}
+        if "failed" in self.ready:
+            return self.ready
+        try:
+            send(self.proc.stdin, {"student": student, "folder": str(folder), "nbgrader": nbgrader})
+            answer = receive(self.proc.stdout)
+        except OSError:
+            answer = None
+        return {**self.ready, **answer} if answer is not None else {"failed": "the regrade process died"}
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.proc.wait()
+
+
+def serve_regrade() -> None:
+    """The regrade process: a context, then students until its stdin closes."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    context = receive(inp)
+    sys.path.insert(0, str(Path(context["repo"]) / "instructor"))
+    import regrade  # noqa: PLC0415  (instructor/regrade.py)
+
+    with contextlib.ExitStack() as stack:
+        try:
+            r = stack.enter_context(regrade.regrader(Path(context["course"]), context["assignment"],
+                                                     Path(context["repo"]), Path(context["source"]),
+                                                     tuple(context["hidden"])))
+        except Exception as e:  # noqa: BLE001  (the commit's own files: every student's reason, one line)
+            send(out, {"failed": f"the regrade could not start: {e}".splitlines()[0][:300]})
+            return
+        send(out, {"pristine": {"commit": r.pristine.commit, "differences": r.pristine.differences},
+                   "installation": r.installation})
+        while (request := receive(inp)) is not None:
+            rows = r.grade(request["student"], Path(request["folder"]), request["nbgrader"])
+            send(out, {"rows": [asdict(row) for row in rows]})
 
 
 def serve() -> None:
@@ -232,7 +303,10 @@ class Worker:
         try:
             proc = self.proc or self._start(deadline, timeout)
             send(proc.stdin, job)
-            return self._answer(proc, deadline, timeout, "grading")
+            answer = self._answer(proc, deadline, timeout, "grading")
+            if "failed" in answer:   # its regrade process is gone: the next job gets a fresh grading process
+                self.kill()
+            return answer
         except (OSError, ValueError, WorkerFailed) as e:   # ValueError: a pipe closed by kill()
             self.kill()
             return {"student": job["student"],
@@ -326,4 +400,4 @@ def stop_dask_workers(kill: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    serve()
+    serve_regrade() if sys.argv[1:] == ["--regrade"] else serve()

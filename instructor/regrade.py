@@ -362,48 +362,79 @@ class Report:
     installation: list[str]
 
 
-def regrade(course: Path, assignment: str, workers: int = 2, repository: Path = ROOT) -> Report:
-    """Every student's rows, graded from a pristine copy of ``repository`` (see the module docstring)."""
+@dataclass
+class Regrader:
+    """What every student of one assignment is graded against, set up once (see ``regrader``)."""
+    pristine: Pristine
+    exercises: list[Exercise]
+    locked: set[str]
+    installation: list[str]    # files of the Python installation not as pip installed them
+    workdir: Path              # where each student's modules are written for the judge
+
+    def grade(self, student: str, folder: Path, nbgrader: dict) -> list[Row]:
+        """The student's rows (``folder``: their submitted notebooks; ``nbgrader``: (student, test cell) -> score);
+        none regraded when the installation is modified (there is no pristine copy of it)."""
+        if self.installation:
+            why = f"the Python installation is modified: {self.installation[0]}"
+            return [Row(student, e.problem.slug, nbgrader.get((student, e.grade_id + TESTS_SUFFIX)), None,
+                        float(e.problem.points), why) for e in self.exercises]
+        return grade_student(student, folder, self.exercises, self.locked, nbgrader, self.workdir)
+
+
+@contextlib.contextmanager
+def regrader(course: Path, assignment: str, repository: Path = ROOT, source: Path | None = None,
+             hidden: tuple[str, ...] = ()):
+    """The pristine copy of ``repository``, imported, and the assignment read from it: a ``Regrader``.  The
+    assignment's source notebooks are the commit's when ``course`` is the repository's own instructor/, else
+    ``source`` (default: the course's own).  The learner process sees neither the repository, nor ``course``, nor
+    the ``hidden`` trees.  Only one per process (the judge's modules are imported once)."""
     course = course.resolve()
-    with pristine_copy(repository) as pristine:
+    with pristine_copy(repository) as pristine, tempfile.TemporaryDirectory(prefix="regrade-") as tmp:
         sys.path.insert(0, str(pristine.root))
         try:
-            return _regrade(course, assignment, workers, repository, pristine)
+            yield _prepare(course, assignment, repository, pristine, source, hidden, Path(tmp))
         finally:
             sys.path.remove(str(pristine.root))
 
 
-def _regrade(course: Path, assignment: str, workers: int, repository: Path, pristine: Pristine) -> Report:
-    from practice import sandbox  # noqa: PLC0415  (imported here: from the pristine copy)
+def _prepare(course: Path, assignment: str, repository: Path, pristine: Pristine, source: Path | None,
+             hidden: tuple[str, ...], workdir: Path) -> Regrader:
+    from course import answer_cells  # noqa: PLC0415  (imported here: from the pristine copy)
+    from practice import sandbox  # noqa: PLC0415
     from practice.exercises import PROBLEMS, load_problems, read_tests  # noqa: PLC0415
 
-    if Path(sandbox.__file__).resolve().parent.parent != pristine.root.resolve():
-        raise UsageError(f"the judge was already imported from {sandbox.__file__}: run the regrade in a fresh "
-                         "process")
-    source = course / "source" / assignment
+    for module in (sandbox, answer_cells):
+        if not Path(module.__file__).resolve().is_relative_to(pristine.root.resolve()):
+            raise UsageError(f"{module.__name__} was already imported from {module.__file__}: run the regrade in a "
+                             "fresh process")
     if course == (repository / "instructor").resolve() and pristine.commit:
         source = pristine.root / "instructor" / "source" / assignment   # the assignment as committed
     problems = load_problems(PROBLEMS, pristine.root / "solutions")
-    found, locked = exercises(source, problems)
+    found, locked = exercises(source or course / "source" / assignment, problems)
     for e in found:
         read_tests(e.problem)   # the commit's own tests: a JudgeError here is the commit's, for everyone
     modules = sorted({"practice.checker", "practice.wire", "course.checks", "course.plan"}
                      | {m for e in found for t in e.problem.tests.values() for m in t.imports})
     installation = installation_changes(pristine.root, modules)
-    sandbox.HIDDEN[:] = [str(repository), str(course)]   # the learner process sees neither
+    sandbox.HIDDEN[:] = [str(repository), str(course), *hidden]   # the learner process sees none of them
+    return Regrader(pristine, found, locked, installation, workdir)
+
+
+def students(course: Path, assignment: str) -> list[str]:
+    """Everyone with a submission of ``assignment`` (``submitted/<student>/<assignment>/``), sorted."""
     submitted = course / "submitted"
-    students = sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir()) if submitted.is_dir() else []
-    nbgrader = gradebook_scores(course, assignment)
-    if installation:
-        why = f"the Python installation is modified: {installation[0]}"
-        rows = [Row(s, e.problem.slug, nbgrader.get((s, e.grade_id + TESTS_SUFFIX)), None, float(e.problem.points),
-                    why) for s in students for e in found]
-        return Report(rows, pristine, installation)
-    with tempfile.TemporaryDirectory(prefix="regrade-") as tmp, ThreadPoolExecutor(workers) as pool:
-        per_student = pool.map(lambda s: grade_student(s, submitted / s / assignment, found, locked, nbgrader,
-                                                       Path(tmp)), students)
+    return sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir()) if submitted.is_dir() else []
+
+
+def regrade(course: Path, assignment: str, workers: int = 2, repository: Path = ROOT) -> Report:
+    """Every student's rows, graded from a pristine copy of ``repository`` (see the module docstring)."""
+    course = course.resolve()
+    with regrader(course, assignment, repository) as r, ThreadPoolExecutor(workers) as pool:
+        nbgrader = gradebook_scores(course, assignment)
+        per_student = pool.map(lambda s: r.grade(s, course / "submitted" / s / assignment, nbgrader),
+                               students(course, assignment))
         rows = [row for rows in per_student for row in rows]
-    return Report(rows, pristine, installation)
+    return Report(rows, r.pristine, r.installation)
 
 
 def write_csv(rows: list[Row], path: Path) -> None:
@@ -421,6 +452,20 @@ def write_csv(rows: list[Row], path: Path) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def notes(report: Report) -> list[str]:
+    """The summary's lines about the pristine copy, the installation, the suspicious rows and every row's reason
+    (grade.py prints them too)."""
+    commit = report.pristine.commit
+    lines = [f"  not as committed (graded from the commit): {line}" if commit else f"  {line}"
+             for line in report.pristine.differences]
+    lines += [f"  the Python installation is modified: {line}" for line in report.installation]
+    lines += [f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}"
+              for r in report.rows if r.flag == "suspicious"]
+    lines += [f"  {'not regraded: ' if r.regrade is None else ''}{r.student} {r.exercise}: {r.reason}"
+              for r in report.rows if r.reason]
+    return lines
 
 
 def main(argv=None) -> int:
@@ -455,19 +500,13 @@ def main(argv=None) -> int:
         applied = []
     failed = [r for r in rows if r.regrade is None]
     suspicious = [r for r in rows if r.flag == "suspicious"]
-    students, exercises_ = len({r.student for r in rows}), len({r.exercise for r in rows})
+    n_students, n_exercises = len({r.student for r in rows}), len({r.exercise for r in rows})
     commit = report.pristine.commit
     print(f"regraded {args.assignment} from commit {commit[:12]}: " if commit else f"regraded {args.assignment}: ",
           end="")
-    print(f"{students} students x {exercises_} exercises in {time.monotonic() - start:.0f} s -> {out}")
-    for line in report.pristine.differences:
-        print(f"  not as committed (graded from the commit): {line}" if commit else f"  {line}")
-    for line in report.installation:
-        print(f"  the Python installation is modified: {line}")
-    for r in suspicious:
-        print(f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}")
-    for r in failed:
-        print(f"  not regraded: {r.student} {r.exercise}: {r.reason}")
+    print(f"{n_students} students x {n_exercises} exercises in {time.monotonic() - start:.0f} s -> {out}")
+    for line in notes(report):
+        print(line)
     for line in applied:
         print(f"  gradebook: {line}")
     print(f"{len(suspicious)} suspicious, {len(failed)} not regraded")

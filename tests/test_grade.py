@@ -3,8 +3,9 @@
 One class has four broken notebooks: one that is not JSON, one that nbgrader refuses (old metadata; the regrade
 grades it), one whose answer kills its kernel, one whose answer never returns and ignores the interrupt (the
 reference answers elsewhere).  Another (two honest students, one
-blank) is graded three ways that must agree to the byte: with ``--jobs 2``; interrupted by SIGINT after its first
-student, then run again; and on a Dask LocalCluster on 127.0.0.1.
+blank) is graded four ways that must agree to the byte: with ``--jobs 2``; interrupted by SIGINT after its first
+student, then run again; on a Dask LocalCluster on 127.0.0.1; and the serial way, ``nbgrader autograde`` then
+``instructor/regrade.py``.
 """
 
 import csv
@@ -219,6 +220,26 @@ def test_an_interrupted_run_keeps_whole_students_and_a_rerun_ends_with_the_same_
     assert gradebook(course) == reference_book
 
 
+def test_the_csv_is_the_one_of_nbgrader_autograde_then_regrade_py(small_class):
+    """The serial way grade.py replaces, on a copy of the same class: the same table, to the byte."""
+    template, reference, reference_book, tmp = small_class
+    course = tmp / "serial"
+    shutil.copytree(template, course)
+    (tmp / "serial-tmp").mkdir(exist_ok=True)   # its own temporary files: nbgrader leaves its kernels' jail
+    serial_env = env(tmp / "serial-tmp")        # mount point there, which is not grade.py's to remove
+    autograde = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "ch01"], cwd=course,
+                               capture_output=True, text=True, timeout=400, env=serial_env)
+    assert autograde.returncode == 0, autograde.stderr[-3000:]
+    result = subprocess.run([sys.executable, str(INSTRUCTOR / "regrade.py"), "ch01", "--course-dir", str(course)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=400, env=serial_env)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert (course / "regrade-ch01.csv").read_text(encoding="utf-8") == reference
+    assert gradebook(course) == reference_book
+    rows = table(course)
+    assert {r["regrade"] for (s, _), r in rows.items() if s != "blank"} == {str(POINTS)}   # not an empty table
+    assert {r["regrade"] for (s, _), r in rows.items() if s == "blank"} == {"0"}
+
+
 def test_the_same_jobs_on_a_dask_local_cluster_give_the_same_csv(small_class):
     template, reference, reference_book, tmp = small_class
     course = tmp / "dask"
@@ -281,7 +302,7 @@ def test_a_job_takes_as_many_slots_as_processes_it_runs(tmp_path, monkeypatch, s
 def test_live_exercises_weigh_their_processes():
     from practice.exercises import load_problems
 
-    exercises = grade.regrade.exercises(INSTRUCTOR, "ch03", load_problems())
+    exercises, _ = grade.regrade.exercises(INSTRUCTOR / "source" / "ch03", load_problems())
     assert max(e.problem.processes for e in exercises) == 4
 
 
