@@ -129,7 +129,9 @@ def course_directory(course: Path) -> None:
     config = course / "nbgrader_config.py"
     text = (f'"""The course directory of the hub\'s course service (written by instructor/hub/provision.py)."""\n\n'
             f"c = get_config()  # noqa: F821\nload_subconfig({str(REPO / 'instructor' / 'nbgrader_config.py')!r})"
-            "  # noqa: F821\n")
+            "  # noqa: F821\n"
+            "# the course's settings, but this folder is the course directory (the one above names its own folder)\n"
+            f"c.CourseDirectory.root = {str(course)!r}\n")
     if not config.is_file() or config.read_text() != text:
         config.write_text(text)
     source = course / "source"
