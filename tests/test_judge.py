@@ -157,6 +157,7 @@ def test_unknown_exercise_is_one_clear_line():
     assert last_line(proc) == "0 passed, 1 failed"
 
 
+@pytest.mark.slow        # the doctor imports torch in a fresh interpreter
 def test_doctor_reports_torch_gloo_and_cores():
     proc = run("doctor")
     assert proc.returncode == 0, proc.stdout
@@ -247,6 +248,7 @@ HOSTILE = {
 HOSTILE = {k: (src + SPANS if "def bubble_ratio" in src else src, verdict) for k, (src, verdict) in HOSTILE.items()}
 
 
+@pytest.mark.slow        # each one a judged submission, some waiting for the time limit
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
     source, expected = HOSTILE[name]
@@ -367,6 +369,7 @@ for _name in [n for n in dir(_c) if n.startswith("assert_")]:
 '''
 
 
+@pytest.mark.slow        # one judged submission per exercise
 @pytest.mark.parametrize("slug", sorted(p.slug for p in exercises.load_problems()
                                         if "torch" not in p.requires))
 def test_a_tampered_answer_scores_zero_on_every_exercise(slug, tmp_path):
