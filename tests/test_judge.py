@@ -74,7 +74,8 @@ def test_starters_and_checksums_are_derived_from_the_sources():
 
 def test_make_starter_replaces_each_solution_block():
     source = "def f(x):\n    '''doc'''\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
-    assert exercises.make_starter(source) == "def f(x):\n    '''doc'''\n    raise NotImplementedError  # TODO: your code here\n"
+    assert exercises.make_starter(source) == ("def f(x):\n    '''doc'''\n"
+                                              "    raise NotImplementedError  # TODO: your code here\n")
     with pytest.raises(ValueError, match="never closed"):
         exercises.make_starter("### BEGIN SOLUTION\nx = 1\n")
     with pytest.raises(ValueError, match="without"):
@@ -300,7 +301,8 @@ def test_rewritten_test_files_change_nothing(tmp_path):
     target = problems / "bubble-ratio"
     path = tmp_path / "rewrite.py"
     path.write_text("import pathlib\n"
-                    f"for f in list(pathlib.Path({str(target)!r}).glob('test_*.py')) + list(pathlib.Path('.').glob('test_*.py')):\n"
+                    f"for f in (list(pathlib.Path({str(target)!r}).glob('test_*.py'))\n"
+                    "          + list(pathlib.Path('.').glob('test_*.py'))):\n"
                     "    f.write_text('def test_everything():\\n    pass\\n')\n"
                     "def bubble_ratio(p, m, v=1):\n    return 0.5\n" + SPANS)
     first = run("--problems", problems, "test", "bubble-ratio", path)
@@ -376,8 +378,8 @@ def test_a_tampered_answer_scores_zero_on_every_exercise(slug, tmp_path):
     """Every exercise: functions that return nothing, with the checks patched to no-ops, pass no test."""
     problem = exercises.find(exercises.load_problems(), slug)
     names = sorted({n for f in problem.tests.values() for n in f.submission_names})
-    defs = "\n".join(f"class {n}(Exception):\n    pass" if n[0].isupper() else f"def {n}(*args, **kwargs):\n    return None"
-                     for n in names)
+    defs = "\n".join(f"class {n}(Exception):\n    pass" if n[0].isupper()
+                     else f"def {n}(*args, **kwargs):\n    return None" for n in names)
     answer = tmp_path / f"{slug}.py"
     answer.write_text(TAMPERED.format(defs=defs))
     passed, failed = counts(run("test", slug, answer))

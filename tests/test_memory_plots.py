@@ -5,9 +5,9 @@ import pytest
 
 matplotlib.use("Agg")
 
-from course.memory import PRESETS, ActivationConfig, pipeline_memory  # noqa: E402
-from course.plots import memory, memory_bars  # noqa: E402
-from course.schedules import build  # noqa: E402
+from course.memory import PRESETS, ActivationConfig, pipeline_memory
+from course.plots import memory, memory_bars
+from course.schedules import build
 
 
 def _pm():

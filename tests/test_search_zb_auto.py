@@ -9,11 +9,11 @@ import random
 import pytest
 
 from course.costs import Costs
+from course.plan import Plan
 from course.search import Problem, search
 from course.search.zb_auto import paper_choice, zb_auto_schedules
 from course.sim import simulate
 from course.sim_compiled import CompiledPlan
-from course.plan import Plan
 
 EPS = 1e-9
 

@@ -4,10 +4,10 @@ memory rule, how per-rank orders become a plan and are timed, and the lower boun
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from ..costs import Costs
+from ..costs import Costs, memory_change
 from ..plan import Op, Plan
 from ..sim_compiled import CompiledPlan
 from ..validation import check_counts, is_number
@@ -30,7 +30,7 @@ class Problem:
 
     @classmethod
     def make(cls, p: int, m: int, costs: Costs | None = None,
-             max_activations: float | Sequence[float] | None = None) -> "Problem":
+             max_activations: float | Sequence[float] | None = None) -> Problem:
         """Check the inputs and fix per-stage values.  ``max_activations``: one cap for every rank or one per rank
         (None: no cap, i.e. m)."""
         check_counts(p=p, m=m)
@@ -106,14 +106,7 @@ def make_plan(orders: Sequence[Sequence[Op]], m: int, name: str = "search") -> P
     return Plan([[x if type(x) is Op else Op(*x) for x in o] for o in orders], m, name=name)
 
 
-# ---- the memory rule: the one place the search counts activations ------------------------------------------
-
-def memory_change(kind: str, w_mem: float) -> float:
-    """What one op does to its rank's activations, in micro-batches of the rank's stage: F allocates one, B frees
-    ``1 - w_mem`` of it, W the remaining ``w_mem`` (the simulator's rule, ``Timeline.peak_activations``).  Every
-    method of the search counts memory through this function."""
-    return 1.0 if kind == "F" else -(1.0 - w_mem) if kind == "B" else -w_mem
-
+# ---- memory: the search counts activations through course.costs.memory_change, the Timeline's own rule -------
 
 def peak_levels(order: Sequence[Op], w_mem: float) -> float:
     """The highest memory level a rank reaches running ``order`` (the order decides it, see the module doc)."""
