@@ -45,7 +45,7 @@ SLOW_FILES = {
     "test_regrade.py",
 }
 SLOW_MARKERS = ("live", "browser", "lab", "hub")
-QUICK_LIMIT_S = 3.0
+QUICK_LIMIT_S = 5.0
 
 GROUPS = {
     "test_grade.py": "grade",
