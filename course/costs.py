@@ -96,9 +96,10 @@ class Costs:
         kind, mb, stage = step
         return table[kind, stage] if scale is None else table[kind, stage] * scale[mb]
 
-    def op_table(self, plan: Plan) -> dict[tuple[str, int], float]:
-        """{(kind, stage): how long that op lasts at micro-batch scale 1} for this plan."""
-        tables = self.stage_tables(plan)
+    def op_table(self, plan: Plan, split_backward: bool | None = None) -> dict[tuple[str, int], float]:
+        """{(kind, stage): how long that op lasts at micro-batch scale 1} for this plan (``split_backward``: see
+        stage_tables)."""
+        tables = self.stage_tables(plan, split_backward)
         return {(kind, s): t for kind in KINDS for s, t in tables[kind].items()}
 
     def mb_scales(self, plan: Plan) -> list[float] | None:

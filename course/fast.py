@@ -55,11 +55,11 @@ def plain_ranks(plan: Plan) -> list[bool]:
     return [set(map(type, steps)) <= {Op} for steps in plan.ranks]
 
 
-def durations(costs: Costs, plan: Plan, plain: list[bool]) -> list[list[float]]:
+def durations(costs: Costs, plan: Plan, plain: list[bool], split_backward: bool | None = None) -> list[list[float]]:
     """``costs.durations(plan)``, each rank of plain ops (``plain``, see plain_ranks) looked up in C: each op's
     (kind, stage) in one table, or its kind alone where each kind lasts as long on every stage of the rank, times
-    its micro-batch's scale when there are scales."""
-    table, scale = costs.op_table(plan), costs.mb_scales(plan)
+    its micro-batch's scale when there are scales (``split_backward``: see Costs.stage_tables)."""
+    table, scale = costs.op_table(plan, split_backward), costs.mb_scales(plan)
     everywhere = _by_kind(table, plan.chunk_of_stage())     # None unless each kind lasts as long on every stage
     rows = None                                             # the plain rule's rows, for ranks holding pairs
     out = []

@@ -131,7 +131,7 @@ class CompiledPlan:
             key[first] = NO_OP + m + j
         entry_of = [-1] * (NO_OP + m + len(pairs))          # key -> the entry that hands that op out
         deque(map(entry_of.__setitem__, key, count()), maxlen=0)     # entry_of[key[i]] = i for every i, in C
-        split = plan.split_backward
+        split = "W" in kinds                     # plan.split_backward, read from the column in C
         if (entry_of.count(-1) != len(entry_of) - size      # a key written twice leaves one more key unused
                 or size - len(pairs) != sum(map(len, plan.routes)) * (3 if split else 2)):
             return False
@@ -152,7 +152,7 @@ class CompiledPlan:
             second = first + 1       # the pair's own end, so it never starts
             if kinds[second] != "F" and runs_at[key[second] - S * m] == first:
                 dep[second] = first + 2
-        self.plan, self.plain, self.size = plan, plain, size
+        self.plan, self.plain, self.split, self.size = plan, plain, split, size
         self.dep, self.start, self.stop, self.spans = dep, start, stop, spans
         self.cross = list(map(itemgetter(2), facts))
         return True
@@ -162,8 +162,8 @@ class CompiledPlan:
         costs = costs or Costs()
         plan = self.plan
         with gc_paused():
-            dur = []
-            for row, span, lo, hi in zip(durations(costs, plan, self.plain), self.spans, self.start, self.stop):
+            dur, rows = [], durations(costs, plan, self.plain, self.split)
+            for row, span, lo, hi in zip(rows, self.spans, self.start, self.stop):
                 if span is not None:             # pairs: their first op and their relay take no time
                     entries = [0.0] * (hi - lo)
                     for i, d in zip(span, row):
@@ -178,7 +178,7 @@ class CompiledPlan:
             for span, lo, hi in zip(self.spans, self.start, self.stop):
                 starts.append(begin[lo:hi] if span is None else list(map(begin.__getitem__, span)))
                 ends.append(end[lo:hi] if span is None else list(map(end.__getitem__, span)))
-        return FastTimeline.of(plan, costs, starts, ends)
+        return FastTimeline.of(plan, costs, starts, ends, split_backward=self.split)
 
     def _deadlock(self, pos: list[int], end: list) -> DeadlockError:
         """The plain simulator's report (one wording in one place), from the step where each rank stopped."""

@@ -40,11 +40,13 @@ class Timeline:
     @classmethod
     def of(cls, plan: Plan, costs: Costs, starts: list[list[float]], ends: list[list[float]],
            steps: list[list[Step]] | None = None, name: str | None = None, unit: str = "cost units",
-           meta: dict | None = None) -> Timeline:
+           meta: dict | None = None, split_backward: bool | None = None) -> Timeline:
         """The timeline of ``plan`` under ``costs`` (its activations and memory rule) with these start and end
-        times (``steps``: what ran, by default the plan's own)."""
-        return cls(plan.p, starts, ends, plan.ranks if steps is None else steps, costs.stage_tables(plan)["act"],
-                   plan.split_backward, plan.name if name is None else name, unit, meta, costs.w_mem)
+        times (``steps``: what ran, by default the plan's own; ``split_backward``: ``plan.split_backward`` when
+        already known, to save a scan of the plan)."""
+        split = plan.split_backward if split_backward is None else split_backward
+        return cls(plan.p, starts, ends, plan.ranks if steps is None else steps, costs.stage_tables(plan, split)["act"],
+                   split, plan.name if name is None else name, unit, meta, costs.w_mem)
 
     @classmethod
     def from_spans(cls, plan: Plan, spans: list[list[Span]], costs: Costs | None = None, name: str | None = None,
