@@ -56,11 +56,11 @@ class Timeline:
                       [[sp.end for sp in rs] for rs in spans], [[sp.step for sp in rs] for rs in spans], name, unit,
                       meta)
 
+    FIELDS = ("p", "starts", "ends", "steps", "act", "split", "name", "unit", "meta", "w_mem")   # what __init__ takes
+
     def replace(self, **changes) -> Timeline:
         """A copy with some fields changed (``starts``, ``name``, ``act``, ...)."""
-        fields = {name: getattr(self, name) for name in
-                  ("p", "starts", "ends", "steps", "act", "split", "name", "unit", "meta", "w_mem")}
-        return type(self)(**{**fields, **changes})
+        return type(self)(**{**{name: getattr(self, name) for name in self.FIELDS}, **changes})
 
     @cached_property
     def spans(self) -> list[list[Span]]:

@@ -93,17 +93,16 @@ def _plan(d: dict):
 
 
 def _timeline_json(tl) -> dict:
-    return {"p": tl.p, "starts": tl.starts, "ends": tl.ends,
-            "steps": [[_step_text(s) for s in row] for row in tl.steps], "act": encode(tl.act), "split": tl.split,
-            "name": tl.name, "unit": tl.unit, "w_mem": tl.w_mem, "meta": encode(tl.meta)}
+    return {**{name: getattr(tl, name) for name in tl.FIELDS}, "act": encode(tl.act), "meta": encode(tl.meta),
+            "steps": [[_step_text(s) for s in row] for row in tl.steps]}
 
 
 def _timeline(d: dict):
     from ..plan import parse_step
     from ..timeline import Timeline
 
-    return Timeline(d["p"], d["starts"], d["ends"], [[parse_step(t) for t in row] for row in d["steps"]],
-                    decode(d["act"]), d["split"], d["name"], d["unit"], decode(d["meta"]), d["w_mem"])
+    return Timeline(**{**{name: d[name] for name in Timeline.FIELDS}, "act": decode(d["act"]),
+                       "meta": decode(d["meta"]), "steps": [[parse_step(t) for t in row] for row in d["steps"]]})
 
 
 def _options(d: dict):
