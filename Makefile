@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: lab lab-reset hub test check bench book lite recordings clean
+.PHONY: lab lab-reset hub lint test quick check bench book lite recordings clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,17 @@ hub: $(STAMP)            ## the course on a local JupyterHub, http://127.0.0.1:8
 	$(SUDO) $(PY) instructor/hub/provision.py
 	$(SUDO) $(VENV)/bin/jupyterhub -f instructor/hub/jupyterhub_config.py
 
-test: $(STAMP)           ## set up (first run) and run the whole test suite
+lint: $(STAMP)           ## ruff, with the rules in pyproject.toml's [tool.ruff] (make lint ARGS=--fix applies the safe fixes)
+	$(VENV)/bin/ruff check $(ARGS) .
+
+test: lint               ## set up (first run), lint, and run the whole test suite: on every core, then the tests that run alone
 	sh tests/browser/setup.sh
 	$(SUDO) $(PY) instructor/hub/provision.py --system-only
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadgroup -m "not alone" $(ARGS)
+	$(PY) -m pytest -m alone $(ARGS)
+
+quick: $(STAMP)          ## the fast lane: library, CLI and judge unit tests (no notebook, process, server or browser)
+	$(PY) -m pytest -n auto -m "not slow" $(ARGS)
 
 check: $(STAMP)          ## every generated file is current (one pass, each stale file named), then solutions pass, starters fail
 	@stale=0; \

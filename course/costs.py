@@ -13,15 +13,13 @@ pieces.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter, mul
-from typing import Sequence, Union
 
 from .plan import KINDS, Overlap, Plan, Step, ops_of
 from .validation import is_number
 
-Value = Union[float, Sequence[float]]
-_KIND, _MB, _STAGE, _KIND_STAGE = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(0, 2)   # an Op's fields
+Value = float | Sequence[float]
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class Costs:
     mb_scale: Sequence[float] | None = None  # per-micro-batch multiplier of f, b, w (uneven sequence lengths)
     overlap: float = 1.0    # an overlapped F&B pair lasts overlap * (F + B); < 1 models hidden communication
     w_mem: float = 1.0      # split backward: the share of a micro-batch's activations still held after B until W
-                            # (F allocates 1, B frees 1 - w_mem, W frees w_mem; Zero Bubble's M_W / M_B)
+                            # (Zero Bubble's M_W / M_B; the rule: memory_change below)
 
     def __post_init__(self):
         for name in ("f", "b", "w", "act"):
@@ -75,24 +73,10 @@ class Costs:
 
     def durations(self, plan: Plan) -> list[list[float]]:
         """How long each step of each rank lasts, in cost units: ``durations(plan)[r][i]`` for
-        ``plan.ranks[r][i]`` (see :meth:`step_duration`).  A rank of plain ops is looked up in C (10^5 steps
-        at a time): each op's (kind, stage) in one table, times its micro-batch's scale when there are scales."""
-        table, scale = self._op_table(plan), self._scales(plan)
-        everywhere = _by_kind(table, plan.chunk_of_stage())     # None unless each kind lasts as long on every stage
-        out = []
-        for steps, plain in zip(plan.ranks, plan.op_ranks):
-            if not plain:
-                out.append([self._duration(table, scale, step) for step in steps])
-                continue
-            by_kind = everywhere or _by_kind(table, set(map(_STAGE, steps)))
-            if by_kind:                          # an op's kind tells its duration: look that up alone
-                row = list(map(by_kind.__getitem__, map(_KIND, steps)))
-            else:
-                row = list(map(table.__getitem__, map(_KIND_STAGE, steps)))
-            if scale is not None:
-                row = list(map(mul, row, map(scale.__getitem__, map(_MB, steps))))
-            out.append(row)
-        return out
+        ``plan.ranks[r][i]`` (see :meth:`step_duration`), with the tables read once.  (The compiled simulator
+        looks the same values up in C: course.fast.durations.)"""
+        table, scale = self.op_table(plan), self.mb_scales(plan)
+        return [[self._duration(table, scale, step) for step in steps] for steps in plan.ranks]
 
     def step_duration(self, plan: Plan, step: Step) -> float:
         """How long one step lasts, in cost units: the one place that says it.
@@ -101,7 +85,7 @@ class Costs:
         without W ops.  An overlapped pair lasts ``overlap`` x (its two ops).  Each op is multiplied by its
         micro-batch's scale.  For every step of a plan at once, :meth:`durations` reads the tables once."""
         scale = None if self.mb_scale is None else {op.mb: self.scale(op.mb) for op in ops_of(step)}
-        return self._duration(self._op_table(plan), scale, step)
+        return self._duration(self.op_table(plan), scale, step)
 
     def _duration(self, table: dict, scale, step: Step) -> float:
         """``step``'s duration from ``table[(kind, stage)]`` and ``scale[mb]``, each micro-batch's multiplier
@@ -112,12 +96,13 @@ class Costs:
         kind, mb, stage = step
         return table[kind, stage] if scale is None else table[kind, stage] * scale[mb]
 
-    def _op_table(self, plan: Plan) -> dict[tuple[str, int], float]:
-        """{(kind, stage): how long that op lasts at micro-batch scale 1} for this plan."""
-        tables = self.stage_tables(plan)
+    def op_table(self, plan: Plan, split_backward: bool | None = None) -> dict[tuple[str, int], float]:
+        """{(kind, stage): how long that op lasts at micro-batch scale 1} for this plan (``split_backward``: see
+        stage_tables)."""
+        tables = self.stage_tables(plan, split_backward)
         return {(kind, s): t for kind in KINDS for s, t in tables[kind].items()}
 
-    def _scales(self, plan: Plan) -> list[float] | None:
+    def mb_scales(self, plan: Plan) -> list[float] | None:
         """Each micro-batch's multiplier, or None when there are none (every scale is 1)."""
         return None if self.mb_scale is None else [self.scale(i) for i in range(plan.m)]
 
@@ -138,10 +123,17 @@ class Costs:
         }
 
 
-def _by_kind(table: dict[tuple[str, int], float], stages) -> dict[str, float] | None:
-    """{kind: duration} when each kind lasts as long on all of ``stages``, else None."""
-    each = {kind: {table[kind, s] for s in stages} for kind in KINDS}
-    return {kind: ts.pop() for kind, ts in each.items() if ts} if all(len(ts) <= 1 for ts in each.values()) else None
+def memory_change(kind: str, w_mem: float = 1.0, split: bool = True) -> float:
+    """What one op does to its rank's live activations, in its stage's ``act``: the memory rule, said once.
+
+    F allocates 1 (when it starts); the backward frees it (when it ends): a full backward (``split`` False, a plan
+    without W ops) all of it, a split one ``1 - w_mem`` at B and the remaining ``w_mem`` at W.  The Timeline
+    counts memory with it, and so does every method of the schedule search."""
+    if kind == "F":
+        return 1.0
+    if not split:
+        return -1.0 if kind == "B" else 0.0
+    return -(1.0 - w_mem) if kind == "B" else -w_mem
 
 
 def _as_list(v: Value) -> list[float]:

@@ -90,8 +90,7 @@ def _stack(plan: Plan, one: Timeline, iterations: int) -> Timeline:
         starts.append([s - origin + k * length for k in range(iterations) for s in one.starts[r]])
         ends.append([e - origin + k * length for k in range(iterations) for e in one.ends[r]])
         steps.append([_renumber(st, k * m) for k in range(iterations) for st in one.steps[r]])
-    return Timeline(one.p, starts, ends, steps, one.act, release=one.release, name=one.name, unit=one.unit,
-                    w_mem=one.w_mem)
+    return one.replace(starts=starts, ends=ends, steps=steps)
 
 
 def _renumber(step: Step, offset: int) -> Step:

@@ -94,8 +94,8 @@ so this is its most pessimistic cost).  Without bandwidths communication costs n
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 
 from .plan import ops_of
 from .validation import check_counts, check_positive_number
@@ -507,14 +507,11 @@ def two_part_memory(timeline, plan, held_until_w: list[float], freed_by_b: list[
     says the same when every chunk frees the same share.  When the shares differ (the first and last chunks
     with their extras), this sums two of the timeline's own memory curves: the held part with ``w_mem = 1`` and
     the freed part with ``w_mem = 0``."""
-    from .timeline import Timeline
-
     chunk_of = plan.chunk_of_stage()
 
     def curves(per_chunk, w_mem):
         act = {s: float(per_chunk[k]) for s, k in chunk_of.items()}
-        return Timeline(timeline.p, timeline.starts, timeline.ends, timeline.steps, act, timeline.release,
-                        timeline.name, timeline.unit, w_mem=w_mem).memory
+        return timeline.replace(act=act, w_mem=w_mem).memory
 
     out = []
     for a, b in zip(curves(held_until_w, 1.0), curves(freed_by_b, 0.0)):

@@ -21,16 +21,13 @@ ends of the pipeline.  The position of a stage along its route is the model chun
 
 from __future__ import annotations
 
-import gc
 import re
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import repeat
 from numbers import Integral
-from operator import itemgetter
 from types import MappingProxyType
-from typing import Iterable, Mapping, NamedTuple, Sequence, Union
+from typing import NamedTuple
 
 KINDS = ("F", "B", "W")
 _COMES_AFTER = {"B": "F", "W": "B"}    # on one stage and micro-batch: B after its F, W after its B
@@ -54,27 +51,6 @@ class Op(NamedTuple):
         return self.token(annotate=True)
 
 
-def make_ops(kinds: Iterable[str], mbs: Iterable[int], stages: Iterable[int]) -> list[Op]:
-    """``[Op(k, i, s) for k, i, s in zip(kinds, mbs, stages)]``, made in C: schedules build 10^5 ops at a time,
-    and calling Op's constructor (a Python function) once per op takes about twice as long."""
-    return list(map(tuple.__new__, repeat(Op), zip(kinds, mbs, stages)))
-
-
-@contextmanager
-def gc_paused():
-    """Pause the garbage collector: for code that makes 10^5-10^6 ops and other short-lived objects without cycles
-    (building a plan, compiling and simulating it), where each collection would only rescan every live op.  At
-    1F1B p=64, m=4096 (524k ops) it makes compile + simulate about 1.3x faster and keeps the growth linear; building
-    1F1B p=64, m=1024 about 2x faster (benchmarks/bench_simulator.py and bench_schedules.py print both)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 class Overlap(NamedTuple):
     """Two ops run as one span (DualPipe's overlapped forward-and-backward chunk)."""
 
@@ -92,7 +68,7 @@ class Overlap(NamedTuple):
         return self.token(annotate=True)
 
 
-Step = Union[Op, Overlap]
+Step = Op | Overlap
 
 
 def is_step(x) -> bool:
@@ -183,18 +159,7 @@ class Plan:
     @cached_property
     def split_backward(self) -> bool:
         """True when backward is split into B (input gradient) and W (weight gradient): the plan has W ops."""
-        for steps, plain in zip(self.ranks, self.op_ranks):
-            heads = set(map(itemgetter(0), steps))    # each Op's kind, each Overlap's first Op: in one C pass
-            if "W" in heads:
-                return True
-            if not plain and any(op.kind == "W" for step in steps if type(step) is Overlap for op in step):
-                return True
-        return False
-
-    @cached_property
-    def op_ranks(self) -> tuple[bool, ...]:
-        """Per rank: True when every step is a plain Op (no overlapped pair), so its ops can be read in C."""
-        return tuple(set(map(type, steps)) <= {Op} for steps in self.ranks)
+        return any(op.kind == "W" for steps in self.ranks for step in steps for op in ops_of(step))
 
     def rank_of_stage(self) -> Mapping[int, int]:
         """{stage: the rank that holds it}."""
@@ -251,7 +216,7 @@ class Plan:
 
     @classmethod
     def parse(cls, text: str, num_microbatches: int | None = None, placement: Sequence[Sequence[int]] | None = None,
-              routes: Sequence[Sequence[int]] | None = None, name: str = "plan") -> "Plan":
+              routes: Sequence[Sequence[int]] | None = None, name: str = "plan") -> Plan:
         """Parse one line per rank (blank lines and ``#`` comments ignored).
 
         Without ``placement``, rank r holds stage r plus every stage its annotated ops name.
@@ -307,7 +272,7 @@ class Plan:
                     raise PlanError(f"stage {s} sits at position {chunk[s]} on one route and {k} on another")
         return owner
 
-    def validate(self) -> "Plan":
+    def validate(self) -> Plan:
         """Raise PlanError naming the first violation; return self when the plan is well formed.
 
         A valid plan: placement holds each stage once and routes name known stages (validate_structure);

@@ -37,8 +37,7 @@ def replay(plan: Plan, durations: list[list[float]], comm: float = 0.0, name: st
             if not is_number(x) or x < 0:
                 raise ValueError(f"durations must be finite non-negative numbers, got {x!r} at rank {r}, step {i}")
     tl = simulate(plan, Costs(comm=comm), durations=durations)
-    return Timeline(tl.p, tl.starts, tl.ends, tl.steps, tl.act, tl.release, plan.name if name is None else name,
-                    unit, w_mem=tl.w_mem)
+    return tl.replace(name=plan.name if name is None else name, unit=unit)
 
 
 def whole_backward(plan: Plan, costs: Costs, pairs_only: bool = False) -> list[list[float]]:

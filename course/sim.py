@@ -87,8 +87,7 @@ def simulate(plan: Plan, costs: Costs | None = None, trace: list | None = None,
         try_start(r)
     if sum(pos) < sum(map(len, plan.ranks)):
         raise deadlock_report(plan, pos, done)
-    return Timeline(P, starts, ends, plan.ranks, costs.stage_tables(plan)["act"],
-                    release="W" if plan.split_backward else "B", name=plan.name, w_mem=costs.w_mem)
+    return Timeline.of(plan, costs, starts, ends)
 
 
 def deadlock_report(plan: Plan, pos: list[int], done) -> DeadlockError:

@@ -24,7 +24,8 @@ from numbers import Integral
 from operator import add, itemgetter, le, mul
 
 from .costs import Costs
-from .plan import KINDS, Op, Overlap, Plan, gc_paused, ops_of
+from .fast import FastTimeline, durations, gc_paused, plain_ranks
+from .plan import KINDS, Op, Overlap, Plan, ops_of
 from .sim import DeadlockError, deadlock_report
 from .timeline import Timeline
 
@@ -49,7 +50,7 @@ class CompiledPlan:
         with gc_paused():
             try:
                 compiled = self._compile(plan)
-            except (TypeError, IndexError):      # e.g. an op not in the table, a micro-batch not a number
+            except (TypeError, IndexError):      # a field of the wrong type: a micro-batch or a stage not a number
                 compiled = False
         if not compiled:
             plan.validate()   # raises PlanError naming the first violation
@@ -61,9 +62,10 @@ class CompiledPlan:
         kinds, mbs, stages, start, stop = [], [], [], [], []
         spans = []     # per rank: the entry of each step's span (None: plain ops, each step is one entry)
         pairs = []     # per pair: the entry of its first op
+        plain = plain_ranks(plan)
         for r, steps in enumerate(plan.ranks):
             start.append(len(kinds))
-            if plan.op_ranks[r]:                 # plain ops: this rank's three columns in one pass
+            if plain[r]:                         # plain ops: this rank's three columns in one pass
                 ops, span = steps, None
             else:
                 ops, span = [], []
@@ -118,7 +120,9 @@ class CompiledPlan:
                 for kind, relay in _RELAY.items():          # a relay hands out its pair's first op
                     table[rid, relay, s] = (slot(kind, s), NO_OP, False)
         routes = repeat(0) if len(route_ids) == 1 else map(route_of.__getitem__, mbs)
-        facts = list(map(table.get, zip(routes, kinds, stages)))   # None (a TypeError below) if not in the table
+        facts = list(map(table.get, zip(routes, kinds, stages)))
+        if None in facts:                        # an op of an unknown kind, or off its micro-batch's route
+            return False
 
         # Every required op exactly once: no key twice (a pair's first entry gets a key of its own: its relay
         # hands its op out), and as many ops as required.
@@ -126,8 +130,8 @@ class CompiledPlan:
         for j, first in enumerate(pairs):
             key[first] = NO_OP + m + j
         entry_of = [-1] * (NO_OP + m + len(pairs))          # key -> the entry that hands that op out
-        deque(map(entry_of.__setitem__, key, count()), maxlen=0)
-        split = plan.split_backward
+        deque(map(entry_of.__setitem__, key, count()), maxlen=0)     # entry_of[key[i]] = i for every i, in C
+        split = "W" in kinds                     # plan.split_backward, read from the column in C
         if (entry_of.count(-1) != len(entry_of) - size      # a key written twice leaves one more key unused
                 or size - len(pairs) != sum(map(len, plan.routes)) * (3 if split else 2)):
             return False
@@ -148,7 +152,7 @@ class CompiledPlan:
             second = first + 1       # the pair's own end, so it never starts
             if kinds[second] != "F" and runs_at[key[second] - S * m] == first:
                 dep[second] = first + 2
-        self.plan, self.split, self.size = plan, split, size
+        self.plan, self.plain, self.split, self.size = plan, plain, split, size
         self.dep, self.start, self.stop, self.spans = dep, start, stop, spans
         self.cross = list(map(itemgetter(2), facts))
         return True
@@ -158,8 +162,8 @@ class CompiledPlan:
         costs = costs or Costs()
         plan = self.plan
         with gc_paused():
-            dur = []
-            for row, span, lo, hi in zip(costs.durations(plan), self.spans, self.start, self.stop):
+            dur, rows = [], durations(costs, plan, self.plain, self.split)
+            for row, span, lo, hi in zip(rows, self.spans, self.start, self.stop):
                 if span is not None:             # pairs: their first op and their relay take no time
                     entries = [0.0] * (hi - lo)
                     for i, d in zip(span, row):
@@ -174,8 +178,7 @@ class CompiledPlan:
             for span, lo, hi in zip(self.spans, self.start, self.stop):
                 starts.append(begin[lo:hi] if span is None else list(map(begin.__getitem__, span)))
                 ends.append(end[lo:hi] if span is None else list(map(end.__getitem__, span)))
-        return Timeline(plan.p, starts, ends, plan.ranks, costs.stage_tables(plan, self.split)["act"],
-                        release="W" if self.split else "B", name=plan.name, w_mem=costs.w_mem)
+        return FastTimeline.of(plan, costs, starts, ends, split_backward=self.split)
 
     def _deadlock(self, pos: list[int], end: list) -> DeadlockError:
         """The plain simulator's report (one wording in one place), from the step where each rank stopped."""
@@ -195,7 +198,7 @@ class CompiledPlan:
 @lru_cache(maxsize=256)
 def compiled(name: str, p: int, m: int) -> CompiledPlan:
     """``CompiledPlan(build(name, p, m))``, built once and kept: a sweep simulates the same plans under many Costs."""
-    from .schedules import build        # here: importing the simulator must not load every schedule
+    from .schedules import build  # here: importing the simulator must not load every schedule
 
     return CompiledPlan(build(name, p, m))
 

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import accumulate, chain
-from operator import itemgetter
 from typing import NamedTuple
 
-from .costs import Costs
-from .plan import Op, Plan, Step, ops_of
-
-_KIND, _KIND_STAGE = itemgetter(0), itemgetter(0, 2)   # an Op's kind; its kind and stage
+from .costs import Costs, memory_change
+from .plan import Plan, Step, ops_of
 
 
 class Span(NamedTuple):
@@ -25,30 +22,45 @@ class Timeline:
 
     Stored as columns per rank (``starts[r]``, ``ends[r]``, ``steps[r]``, in execution order) because simulations
     reach 10^5 ops; ``spans[r]`` gives the same as Span tuples.  ``memory[r]`` is a step function
-    [(time, live activations), ...]: a micro-batch's activations on a stage are allocated when its F starts and
-    freed when its backward completes (the full backward; when B and W are split, B frees ``1 - w_mem`` of it and
-    W the remaining ``w_mem``, so the default ``w_mem=1`` holds everything until W); units are one micro-batch's
-    activations on one rank's share of the model, so 1F1B's first stage peaks at p.
+    [(time, live activations), ...] under the memory rule of ``course.costs.memory_change``: a micro-batch's
+    activations on a stage (``act[stage]``) are allocated when its F starts and freed when its backward ends (when B
+    and W are split, B frees ``1 - w_mem`` of them and W the rest); units are one micro-batch's activations on one
+    rank's share of the model, so 1F1B's first stage peaks at p.
+
+    Made from a plan and its costs by :meth:`of` (or :meth:`from_spans`), copied with changes by :meth:`replace`.
     """
 
     def __init__(self, p: int, starts: list[list[float]], ends: list[list[float]], steps: list[list[Step]],
-                 act: dict[int, float], release: str = "B", name: str = "", unit: str = "cost units",
+                 act: dict[int, float], split: bool = False, name: str = "", unit: str = "cost units",
                  meta: dict | None = None, w_mem: float = 1.0):
         self.p, self.starts, self.ends, self.steps = p, starts, ends, steps
-        self.act, self.release, self.name, self.unit = act, release, name, unit
-        self.w_mem = w_mem
-        self.meta = meta or {}
+        self.act, self.split, self.w_mem = act, split, w_mem
+        self.name, self.unit, self.meta = name, unit, meta or {}
 
     @classmethod
-    def from_spans(cls, plan: Plan, spans: list[list[Span]], act: dict[int, float] | None = None,
-                   name: str | None = None, unit: str = "s", meta: dict | None = None,
-                   w_mem: float = 1.0) -> "Timeline":
+    def of(cls, plan: Plan, costs: Costs, starts: list[list[float]], ends: list[list[float]],
+           steps: list[list[Step]] | None = None, name: str | None = None, unit: str = "cost units",
+           meta: dict | None = None, split_backward: bool | None = None) -> Timeline:
+        """The timeline of ``plan`` under ``costs`` (its activations and memory rule) with these start and end
+        times (``steps``: what ran, by default the plan's own; ``split_backward``: ``plan.split_backward`` when
+        already known, to save a scan of the plan)."""
+        split = plan.split_backward if split_backward is None else split_backward
+        return cls(plan.p, starts, ends, plan.ranks if steps is None else steps, costs.stage_tables(plan, split)["act"],
+                   split, plan.name if name is None else name, unit, meta, costs.w_mem)
+
+    @classmethod
+    def from_spans(cls, plan: Plan, spans: list[list[Span]], costs: Costs | None = None, name: str | None = None,
+                   unit: str = "s", meta: dict | None = None) -> Timeline:
         """Build a timeline from per-rank spans (e.g. measured by the live runtime)."""
-        if act is None:
-            act = Costs().stage_tables(plan)["act"]
-        return cls(plan.p, [[sp.start for sp in rs] for rs in spans], [[sp.end for sp in rs] for rs in spans],
-                   [[sp.step for sp in rs] for rs in spans], act, "W" if plan.split_backward else "B",
-                   name if name is not None else plan.name, unit, meta, w_mem)
+        return cls.of(plan, costs or Costs(), [[sp.start for sp in rs] for rs in spans],
+                      [[sp.end for sp in rs] for rs in spans], [[sp.step for sp in rs] for rs in spans], name, unit,
+                      meta)
+
+    FIELDS = ("p", "starts", "ends", "steps", "act", "split", "name", "unit", "meta", "w_mem")   # what __init__ takes
+
+    def replace(self, **changes) -> Timeline:
+        """A copy with some fields changed (``starts``, ``name``, ``act``, ...)."""
+        return type(self)(**{**{name: getattr(self, name) for name in self.FIELDS}, **changes})
 
     @cached_property
     def spans(self) -> list[list[Span]]:
@@ -57,43 +69,32 @@ class Timeline:
 
     @cached_property
     def _changes(self) -> list[list[tuple[float, float]]]:
-        """Per rank, per step: (the change in live activations when it starts, the change when it ends).
+        """Per rank, per step: (the change in live activations when it starts, the change when it ends)."""
+        return [[self._change(step) for step in steps] for steps in self.steps]
 
-        The memory rule: F allocates its stage's ``act`` when it starts; the backward frees it when it ends
-        (split backward: B frees ``1 - w_mem`` of it and W the remaining ``w_mem``).  A pair allocates first and
-        frees last."""
-        split = self.release == "W"
-        frees = {"F": 0.0, "B": 1.0 - self.w_mem if split else 1.0, "W": self.w_mem if split else 0.0}
-        change = {(k, s): (a if k == "F" else 0.0, -a * frees[k]) for k in frees for s, a in self.act.items()}
-        sizes = set(self.act.values())
-        by_kind = {k: change[k, s] for k, s in change} if len(sizes) == 1 else None   # one size: the kind tells
-        out = []
-        for steps in self.steps:
-            if set(map(type, steps)) <= {Op}:        # plain ops: one lookup each, in C
-                out.append(list(map(by_kind.__getitem__, map(_KIND, steps))) if by_kind is not None
-                           else list(map(change.__getitem__, map(_KIND_STAGE, steps))))
+    def _change(self, step: Step) -> tuple[float, float]:
+        """F allocates when it starts, a backward frees when it ends; a pair allocates first and frees last."""
+        up = down = 0.0
+        for op in ops_of(step):
+            change = self.act[op.stage] * memory_change(op.kind, self.w_mem, self.split)
+            if change > 0:
+                up += change
             else:
-                out.append([tuple(map(sum, zip(*(change[o.kind, o.stage] for o in ops_of(st))))) for st in steps])
-        return out
+                down += change
+        return up, down
 
     @cached_property
     def memory(self) -> list[list[tuple[float, float]]]:
         memory = []
         for starts, ends, changes in zip(self.starts, self.ends, self._changes):
             points, level = [(0.0, 0.0)], 0.0
-
-            def add(t, level):       # a free and an allocation at the same instant make one point, not a spike
-                if points[-1][0] == t:
-                    points[-1] = (t, level)
-                else:
-                    points.append((t, level))
             for start, end, (up, down) in zip(starts, ends, changes):
                 if up > 0:
                     level += up
-                    add(start, level)
+                    _add_point(points, start, level)
                 if down < 0:
                     level += down
-                    add(end, level)
+                    _add_point(points, end, level)
             memory.append(points)
         return memory
 
@@ -150,6 +151,14 @@ class Timeline:
     def __repr__(self) -> str:
         return (f"Timeline({self.name!r}, p={self.p}, makespan={self.makespan:g} {self.unit}, "
                 f"bubble={self.bubble_ratio:.1%}, peak={[round(x, 3) for x in self.peak_activations]})")
+
+
+def _add_point(points: list[tuple[float, float]], t: float, level: float) -> None:
+    """Append (t, level); a free and an allocation at the same instant make one point, not a spike."""
+    if points[-1][0] == t:
+        points[-1] = (t, level)
+    else:
+        points.append((t, level))
 
 
 __all__ = ["Span", "Timeline"]

@@ -87,8 +87,8 @@ load_submission, course_untouched = course.notebook_setup.prepare(globals())"""
 
 sys.path.insert(0, str(ROOT))   # the repository, so that the exercise catalogue imports as `practice.exercises`
 from course.files import write_file  # noqa: E402
-from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
 from course.i18n import LANGS, set_language, tr  # noqa: E402
+from practice.exercises import JudgeError, Problem, load_problems, test_names  # noqa: E402
 
 
 def read_exercises(problems_dir: Path, solutions_dir: Path) -> list[Problem]:
@@ -110,10 +110,8 @@ def tests_source(exercise: Problem, name: str) -> str:
 def submission_names(exercise: Problem) -> list[str]:
     """The names the tests import from `submission` (else the solution's public top-level definitions)."""
     names = []
-    for source in (tests_source(exercise, "test_public.py"), tests_source(exercise, "test_hidden.py")):
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.ImportFrom) and node.module == "submission":
-                names += [alias.name for alias in node.names if alias.name not in names]
+    for test_file in ("test_public.py", "test_hidden.py"):
+        names += [name for name in exercise.tests[test_file].submission_names if name not in names]
     if not names:
         names = [node.name for node in ast.parse(solution_source(exercise)).body
                  if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")]

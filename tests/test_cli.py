@@ -152,8 +152,9 @@ def test_json_output_is_standard_json(capsys):
     (["sim", "1f1b", "-p", "64", "-m", "1024", "--iterations", "1000000"], "x 1000000 iterations"),
     (["order", "--costs", "1,2", "-p", "1000000000000"], "memory available"),
     (["partition", "--layers", ",".join(["1"] * 50000), "-p", "1000"], "--method greedy"),
-    (["live", "gpipe", "-p", "1000", "-m", "1"], "live processes on"),
-    (["live", "1f1b", "-p", "2", "-m", "2", "--width", "1000000"], "GB of memory available"),
+    pytest.param(["live", "gpipe", "-p", "1000", "-m", "1"], "live processes on", marks=pytest.mark.slow),  # torch
+    pytest.param(["live", "1f1b", "-p", "2", "-m", "2", "--width", "1000000"], "GB of memory available",
+                 marks=pytest.mark.slow),
 ])
 def test_size_guards_refuse_at_once_and_name_the_override(args, needle):
     t0 = time.monotonic()
@@ -303,6 +304,7 @@ def test_the_size_guard_counts_the_schedules_own_ops():
     assert ops_per_rank_and_microbatch("interleaved", 1000) == 3000   # too big to build small: the bound
 
 
+@pytest.mark.slow        # builds and measures the largest plans each guard lets through
 def test_the_size_guards_estimate_bounds_what_a_run_holds():
     # The estimate (course.command.BYTES_PER_OP/RANK) against the peak resident memory of the same run, net of
     # the interpreter and its imports (the same command on a tiny plan): above it, and within 3x of it.

@@ -75,7 +75,8 @@ def test_starters_and_checksums_are_derived_from_the_sources():
 
 def test_make_starter_replaces_each_solution_block():
     source = "def f(x):\n    '''doc'''\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
-    assert exercises.make_starter(source) == "def f(x):\n    '''doc'''\n    raise NotImplementedError  # TODO: your code here\n"
+    assert exercises.make_starter(source) == ("def f(x):\n    '''doc'''\n"
+                                              "    raise NotImplementedError  # TODO: your code here\n")
     with pytest.raises(ValueError, match="never closed"):
         exercises.make_starter("### BEGIN SOLUTION\nx = 1\n")
     with pytest.raises(ValueError, match="without"):
@@ -158,6 +159,7 @@ def test_unknown_exercise_is_one_clear_line():
     assert last_line(proc) == "0 passed, 1 failed"
 
 
+@pytest.mark.slow        # the doctor imports torch in a fresh interpreter
 def test_doctor_reports_torch_gloo_and_cores():
     proc = run("doctor")
     assert proc.returncode == 0, proc.stdout
@@ -248,6 +250,7 @@ HOSTILE = {
 HOSTILE = {k: (src + SPANS if "def bubble_ratio" in src else src, verdict) for k, (src, verdict) in HOSTILE.items()}
 
 
+@pytest.mark.slow        # each one a judged submission, some waiting for the time limit
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_submission_gets_an_honest_verdict(name, tmp_path):
     source, expected = HOSTILE[name]
@@ -299,7 +302,8 @@ def test_rewritten_test_files_change_nothing(tmp_path):
     target = problems / "bubble-ratio"
     path = tmp_path / "rewrite.py"
     path.write_text("import pathlib\n"
-                    f"for f in list(pathlib.Path({str(target)!r}).glob('test_*.py')) + list(pathlib.Path('.').glob('test_*.py')):\n"
+                    f"for f in (list(pathlib.Path({str(target)!r}).glob('test_*.py'))\n"
+                    "          + list(pathlib.Path('.').glob('test_*.py'))):\n"
                     "    f.write_text('def test_everything():\\n    pass\\n')\n"
                     "def bubble_ratio(p, m, v=1):\n    return 0.5\n" + SPANS)
     first = run("--problems", problems, "test", "bubble-ratio", path)
@@ -368,14 +372,15 @@ for _name in [n for n in dir(_c) if n.startswith("assert_")]:
 '''
 
 
+@pytest.mark.slow        # one judged submission per exercise
 @pytest.mark.parametrize("slug", sorted(p.slug for p in exercises.load_problems()
                                         if "torch" not in p.requires))
 def test_a_tampered_answer_scores_zero_on_every_exercise(slug, tmp_path):
     """Every exercise: functions that return nothing, with the checks patched to no-ops, pass no test."""
     problem = exercises.find(exercises.load_problems(), slug)
     names = sorted({n for f in problem.tests.values() for n in f.submission_names})
-    defs = "\n".join(f"class {n}(Exception):\n    pass" if n[0].isupper() else f"def {n}(*args, **kwargs):\n    return None"
-                     for n in names)
+    defs = "\n".join(f"class {n}(Exception):\n    pass" if n[0].isupper()
+                     else f"def {n}(*args, **kwargs):\n    return None" for n in names)
     answer = tmp_path / f"{slug}.py"
     answer.write_text(TAMPERED.format(defs=defs))
     passed, failed = counts(run("test", slug, answer))

@@ -1,12 +1,13 @@
 """Memory figures in GB: curves over time against a GPU line, stacked per-rank bars, and the memory widget."""
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
-from course.memory import PRESETS, ActivationConfig, pipeline_memory  # noqa: E402
-from course.plots import memory, memory_bars  # noqa: E402
-from course.schedules import build  # noqa: E402
+from course.memory import PRESETS, ActivationConfig, pipeline_memory
+from course.plots import memory, memory_bars
+from course.schedules import build
 
 
 def _pm():
@@ -37,6 +38,7 @@ def test_memory_bars_stack_the_parts_and_mark_oom():
     assert len(ooms) == sum(r.total > 80e9 for r in pm.ranks) > 0
 
 
+@pytest.mark.slow        # redraws the widget once per value of every control
 def test_memory_widget_reacts_to_every_control():
     from course import widgets
 

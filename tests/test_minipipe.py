@@ -11,6 +11,7 @@ from course.schedules import build
 LENGTHS = [4, 1, 3, 2, 4, 4, 2, 3]
 
 
+@pytest.mark.live
 @pytest.mark.timeout(300)
 def test_parity_and_batched_blocking_p2p_run_and_match_the_token_mean_gradients():
     want = reference(4, 8, LENGTHS)
@@ -20,6 +21,7 @@ def test_parity_and_batched_blocking_p2p_run_and_match_the_token_mean_gradients(
     assert max_error(run(3, 2, "parity", [1, 3]), reference(3, 2, [1, 3])) < 1e-12   # m < p: no steady state
 
 
+@pytest.mark.live
 @pytest.mark.timeout(300)
 def test_naive_blocking_p2p_deadlocks_between_the_last_two_ranks():
     with pytest.raises(DeadlockDetected) as info:

@@ -9,11 +9,11 @@ import random
 import pytest
 
 from course.costs import Costs
+from course.plan import Plan
 from course.search import Problem, search
 from course.search.zb_auto import paper_choice, zb_auto_schedules
 from course.sim import simulate
 from course.sim_compiled import CompiledPlan
-from course.plan import Plan
 
 EPS = 1e-9
 
@@ -28,6 +28,7 @@ def random_problem(rnd: random.Random) -> Problem:
     return Problem.make(p, m, costs, rnd.choice([p + k / 2 for k in range(2 * p + 1)]))
 
 
+@pytest.mark.slow        # every variant on many random problems
 def test_every_variant_is_valid_under_the_cap_and_timed_as_the_simulator_times_it():
     rnd = random.Random(1)
     for _ in range(60):
@@ -64,6 +65,7 @@ def test_the_held_back_case():
     assert res.makespan <= best <= pick.makespan and res.details["zb_auto_makespan"] == best
 
 
+@pytest.mark.slow        # the search on many random problems
 def test_search_is_never_longer_than_the_zero_bubble_heuristic():
     """200 seeded random problems: the search's makespan <= every variant's; where it is shorter, its plan
     simulates (course.sim) to exactly the makespan and peaks it reports, under the cap."""

@@ -4,13 +4,14 @@ import random
 from functools import cache
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
+from course import fast, sim_compiled
 from course.costs import Costs
 from course.plan import Op, Overlap, Plan, PlanError, ops_of
 from course.schedules import REGISTRY, build
 from course.sim import DeadlockError, simulate
-from course import sim_compiled
 from course.sim_compiled import CompiledPlan
 
 TEXTBOOK = Costs(f=1, b=1, w=1)          # full backward = b + w = 2 = 2F, the seed chapter's setting
@@ -349,6 +350,8 @@ def test_costs_own_the_duration_of_a_step():
         for r in range(plan.p):
             assert [e - s for s, e in zip(tl.starts[r], tl.ends[r])] == pytest.approx(durations[r])
             assert durations[r] == [costs.step_duration(plan, st) for st in plan.ranks[r]]
+        for each in (costs, Costs(), Costs(f=[1, 2, 3, 4]), Costs(f=2, b=[1, 1, 1, 3], mb_scale=[2] * 8)):
+            assert fast.durations(each, plan, fast.plain_ranks(plan)) == each.durations(plan)   # the C lookups
 
 
 def test_trace_lists_one_completion_event_per_step_in_time_order():

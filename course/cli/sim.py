@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from .args import (add_cost_args, add_schedule_args, check_finite, costs_from_args, dumps, output_file,
-                   plan_from_args, positive_int, write_output)
+from .args import (
+    add_cost_args,
+    add_schedule_args,
+    check_finite,
+    costs_from_args,
+    dumps,
+    output_file,
+    plan_from_args,
+    positive_int,
+    write_output,
+)
 
 
 def add_parser(sub):
@@ -26,7 +35,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from ..plan import gc_paused
+    from ..fast import gc_paused
 
     with gc_paused():     # 10^5 ops and spans without cycles, freed when this returns: collecting only rescans them
         return _run(args)

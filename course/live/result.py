@@ -67,8 +67,8 @@ class LiveResult:
     def simulated_seconds(self) -> Timeline:
         """The simulated timeline with 1 cost unit = ``unit_ms``: same axis as the measured one."""
         k, sim = self.options.unit_s, self.simulated
-        return Timeline(sim.p, [[t * k for t in row] for row in sim.starts], [[t * k for t in row] for row in sim.ends],
-                        sim.steps, sim.act, sim.release, f"{sim.name} (simulated)", "s", w_mem=sim.w_mem)
+        return sim.replace(starts=[[t * k for t in row] for row in sim.starts],
+                           ends=[[t * k for t in row] for row in sim.ends], name=f"{sim.name} (simulated)", unit="s")
 
     def to_json(self) -> dict:
         def finite(x):   # standard JSON has no infinity (a NaN gradient makes the error infinite)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
+from ..memory import two_part_memory
 from ..plan import Plan
 from ..sim import simulate
 from ..timeline import Timeline
 from . import course_engine, torch_engine, torch_runtime
 from .executor import check_cuda
 from .launcher import launch
-from ..memory import two_part_memory
 from .model import activation_bytes, freed_by_b, max_grad_error, reference_grads
 from .options import ENGINES, LiveOptions
 from .result import LiveResult
@@ -94,8 +94,7 @@ def finish(run: Prepared, results: list[dict]) -> LiveResult:
     got = run.engine.measured(run.plan, run.job, results)
     simulated = run.simulated if got.plan is run.plan else simulate(got.plan, opts.costs)
     err = max_grad_error(got.grads, reference_grads(opts.model, got.plan.chunks, got.plan.m))
-    measured = Timeline.from_spans(got.plan, got.spans, opts.costs.stage_tables(got.plan)["act"],
-                                   name=f"{got.plan.name} (measured)", unit="s", w_mem=opts.costs.w_mem)
+    measured = Timeline.from_spans(got.plan, got.spans, opts.costs, name=f"{got.plan.name} (measured)", unit="s")
     predicted = simulated_activation_bytes(simulated, got.plan, opts)
     return LiveResult(got.plan, opts.engine, opts, measured, simulated, err, got.losses,
                       {"iteration_times": got.iteration_times, "simulated_activation_bytes": predicted,

@@ -93,17 +93,16 @@ def _plan(d: dict):
 
 
 def _timeline_json(tl) -> dict:
-    return {"p": tl.p, "starts": tl.starts, "ends": tl.ends, "steps": [[_step_text(s) for s in row] for row in tl.steps],
-            "act": encode(tl.act), "release": tl.release, "name": tl.name, "unit": tl.unit, "w_mem": tl.w_mem,
-            "meta": encode(tl.meta)}
+    return {**{name: getattr(tl, name) for name in tl.FIELDS}, "act": encode(tl.act), "meta": encode(tl.meta),
+            "steps": [[_step_text(s) for s in row] for row in tl.steps]}
 
 
 def _timeline(d: dict):
     from ..plan import parse_step
     from ..timeline import Timeline
 
-    return Timeline(d["p"], d["starts"], d["ends"], [[parse_step(t) for t in row] for row in d["steps"]],
-                    decode(d["act"]), d["release"], d["name"], d["unit"], decode(d["meta"]), d["w_mem"])
+    return Timeline(**{**{name: d[name] for name in Timeline.FIELDS}, "act": decode(d["act"]),
+                       "meta": decode(d["meta"]), "steps": [[parse_step(t) for t in row] for row in d["steps"]]})
 
 
 def _options(d: dict):
@@ -195,7 +194,7 @@ def execute(name: str) -> tuple[object, BaseException | None, float]:
     t0 = time.perf_counter()
     try:
         result = fn(**case.inputs)
-    except Exception as err:   # a recorded failure (a deadlock, a worker's error) is part of the result
+    except Exception as err:   # noqa: BLE001  (a recorded failure, a deadlock or a worker's error, is a result)
         return None, err, time.perf_counter() - t0
     return result, None, time.perf_counter() - t0
 
@@ -210,7 +209,8 @@ def record(name: str) -> dict:
            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
            "seconds": round(seconds, 4), "raised": error is not None,
            "result": encode(error if error is not None else result)}
-    text = json.dumps(rec, indent=1, ensure_ascii=False).replace(str(HERE.parent.parent) + "/", "")  # paths in tracebacks
+    # paths in tracebacks, relative to the repository
+    text = json.dumps(rec, indent=1, ensure_ascii=False).replace(str(HERE.parent.parent) + "/", "")
     tmp = path_of(name).with_suffix(".json.partial")
     tmp.write_text(text + "\n", encoding="utf-8")
     tmp.replace(path_of(name))          # whole or not at all: a reader never sees half a recording

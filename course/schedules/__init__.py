@@ -6,8 +6,9 @@ module of this package and importing that module below.
 
 from __future__ import annotations
 
-from ..plan import Plan, gc_paused
-from .registry import REGISTRY, ScheduleInfo, check_pm, register  # noqa: F401  (the package's API)
+from ..fast import gc_paused
+from ..plan import Plan
+from .registry import REGISTRY, ScheduleInfo, check_pm, register
 
 
 def build(name: str, p: int, m: int, **params) -> Plan:
@@ -24,6 +25,6 @@ def build(name: str, p: int, m: int, **params) -> Plan:
         return info.build(p, m, **{k: v for k, v in params.items() if v is not None})
 
 
-from . import basic, interleaved, zero_bubble, dualpipe, controllable  # noqa: E402,F401  (importing them registers them)
+from . import basic, controllable, dualpipe, interleaved, zero_bubble  # noqa: E402,F401  (importing them registers them)
 
 __all__ = ["REGISTRY", "ScheduleInfo", "build", "register", "check_pm"]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import chain, repeat
-
-from ..plan import Op, Plan, make_ops
+from ..plan import Op, Plan
 from .registry import register
 
 
@@ -16,10 +14,15 @@ def gpipe(p: int, m: int) -> Plan:
 
 @register("1f1b", summary="warm up with p-s-1 forwards, then one forward one backward; stage s holds <= p-s")
 def one_f_one_b(p: int, m: int) -> Plan:
+    """1F1B: rank r warms up with p-r-1 forwards, then runs the next forward (while there is one) and the oldest
+    backward, in turn.  (ZB-H1, in zero_bubble.py, is this loop with the W ops added.)"""
     ranks = []
-    for s in range(p):       # stage s: `warm` forwards, then alternately F warm+i and B i, then the last backwards
-        warm = min(p - s - 1, m)
-        kinds = "F" * warm + "FB" * (m - warm) + "B" * warm
-        mbs = chain(range(warm), chain.from_iterable(zip(range(warm, m), range(m - warm))), range(m - warm, m))
-        ranks.append(make_ops(kinds, mbs, repeat(s)))
+    for r in range(p):
+        warm = min(p - r - 1, m)
+        order = [Op("F", i, r) for i in range(warm)]
+        for i in range(m):
+            if warm + i < m:
+                order.append(Op("F", warm + i, r))
+            order.append(Op("B", i, r))
+        ranks.append(order)
     return Plan(ranks, m, name="1f1b")

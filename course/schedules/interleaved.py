@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from itertools import repeat
 
-from ..plan import Plan, make_ops
+from ..fast import make_ops
+from ..plan import Plan
 from .registry import register
 
 

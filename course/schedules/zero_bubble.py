@@ -20,7 +20,8 @@ from .registry import register
 
 @register("zb-h1", summary="1F1B with B/W split, W of rank r delayed by r steps; memory <= p; idle (p-1)(F+B-W)")
 def zb_h1(p: int, m: int) -> Plan:
-    """ZB-H1: 1F1B's warm-up, then F, B and (after r steps on rank r) the oldest pending W."""
+    """ZB-H1: 1F1B's loop (schedules/basic.py) plus W: from rank r's (r+1)-th backward on, each B is followed by
+    the oldest pending W, and the W's still pending close the rank."""
     ranks = []
     for r in range(p):
         warm = min(p - r - 1, m)
@@ -81,9 +82,9 @@ def zbv(p: int, m: int) -> Plan:
         placed = {(kind, s): 0 for kind in "FBW" for s in (s0, s1)}   # how many of each kind each stage has run
 
         def add(*kinds_on_stages):          # the next micro-batch's op of each (kind, stage), in turn
-            for kind, s in kinds_on_stages:
-                order.append(Op(kind, placed[kind, s], s))
-                placed[kind, s] += 1
+            for kind, s in kinds_on_stages:  # (called in this rank's iteration only: its order and counts)
+                order.append(Op(kind, placed[kind, s], s))  # noqa: B023
+                placed[kind, s] += 1  # noqa: B023
 
         for _ in range(2 * (p - r) - 1):            # chunk-0 forwards until chunk 1's first input arrives
             add(("F", s0))

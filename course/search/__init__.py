@@ -9,7 +9,8 @@ allocated minus what they freed.  The cap ``max_activations`` bounds that level 
 Goal: the order that minimises one iteration's makespan (first start to last end).
 
 Two methods, one answer (``SearchResult``), in one module each beside the problem they share (``problem``: the
-inputs, the answer, the memory rule ``memory_change``, as-soon-as-possible timing, the lower bound):
+inputs, the answer, as-soon-as-possible timing, the lower bound; memory is counted by ``course.costs.memory_change``,
+the Timeline's own rule):
 
 - ``heuristic``: the best of several candidates, ranked by their as-soon-as-possible makespan (the simulator's
   rule, computed cheaply here; tests check both agree): list scheduling in several variants (how eagerly
@@ -33,13 +34,23 @@ execution; memory counts ops, not labels.  Non-identical micro-batches (``mb_sca
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..costs import Costs
 from .exact import DEFAULT_WORKERS, EXACT_AVAILABLE, EXACT_MAX_OPS_WITHOUT_LIMIT, NO_EXACT, ExactUnavailable, exact
 from .heuristic import VARIANTS, Variant, heuristic, list_schedule
-from .problem import (EPS, Problem, SearchResult, asap_ends, asap_makespan, evaluate, lower_bound, make_plan,
-                      peak_levels, within_cap)
+from .problem import (
+    EPS,
+    Problem,
+    SearchResult,
+    asap_ends,
+    asap_makespan,
+    evaluate,
+    lower_bound,
+    make_plan,
+    peak_levels,
+    within_cap,
+)
 
 
 def search(p: int, m: int, costs: Costs | None = None, max_activations: float | Sequence[float] | None = None,

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
+from ..costs import memory_change
 from ..optional import importable
 from ..plan import Op
 from ..sim_compiled import CompiledPlan
 from ..validation import check_counts, check_positive_number
 from .heuristic import heuristic
-from .problem import EPS, Problem, SearchResult, evaluate, lower_bound, memory_change
+from .problem import EPS, Problem, SearchResult, evaluate, lower_bound
 
 EXACT_AVAILABLE = importable("ortools")
 NO_EXACT = ("the exact method needs OR-Tools (ortools), which this Python lacks (the browser edition never has it): "

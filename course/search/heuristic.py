@@ -6,12 +6,12 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
+from ..costs import memory_change
 from ..plan import Op
-from .problem import (EPS, Problem, SearchResult, asap_makespan, evaluate, lower_bound, memory_change, peak_levels,
-                      within_cap)
+from .problem import EPS, Problem, SearchResult, asap_makespan, evaluate, lower_bound, peak_levels, within_cap
 from .zb_auto import zb_auto_schedules
 
 
@@ -267,7 +267,7 @@ def heuristic(problem: Problem, variants: Sequence[Variant] = VARIANTS, max_tria
     starts = 1 if n_ops > SEVERAL_STARTS_MAX_OPS else 3       # small plans: improve the three best candidates
     best = None
     kept = trials = 0
-    for span, _, source, orders in ranked[:starts]:
+    for _, _, source, orders in ranked[:starts]:
         plan, tl, k, n = _improve(problem, orders, bound, max_trials)
         kept, trials = kept + k, trials + n
         if best is None or tl.makespan < best[1].makespan - EPS:

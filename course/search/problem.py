@@ -4,11 +4,11 @@ memory rule, how per-rank orders become a plan and are timed, and the lower boun
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from ..costs import Costs
-from ..plan import Op, Plan
+from ..costs import Costs, memory_change
+from ..plan import Op, Plan, PlanError
 from ..sim_compiled import CompiledPlan
 from ..validation import check_counts, is_number
 
@@ -30,7 +30,7 @@ class Problem:
 
     @classmethod
     def make(cls, p: int, m: int, costs: Costs | None = None,
-             max_activations: float | Sequence[float] | None = None) -> "Problem":
+             max_activations: float | Sequence[float] | None = None) -> Problem:
         """Check the inputs and fix per-stage values.  ``max_activations``: one cap for every rank or one per rank
         (None: no cap, i.e. m)."""
         check_counts(p=p, m=m)
@@ -106,14 +106,7 @@ def make_plan(orders: Sequence[Sequence[Op]], m: int, name: str = "search") -> P
     return Plan([[x if type(x) is Op else Op(*x) for x in o] for o in orders], m, name=name)
 
 
-# ---- the memory rule: the one place the search counts activations ------------------------------------------
-
-def memory_change(kind: str, w_mem: float) -> float:
-    """What one op does to its rank's activations, in micro-batches of the rank's stage: F allocates one, B frees
-    ``1 - w_mem`` of it, W the remaining ``w_mem`` (the simulator's rule, ``Timeline.peak_activations``).  Every
-    method of the search counts memory through this function."""
-    return 1.0 if kind == "F" else -(1.0 - w_mem) if kind == "B" else -w_mem
-
+# ---- memory: the search counts activations through course.costs.memory_change, the Timeline's own rule -------
 
 def peak_levels(order: Sequence[Op], w_mem: float) -> float:
     """The highest memory level a rank reaches running ``order`` (the order decides it, see the module doc)."""
@@ -133,54 +126,18 @@ def evaluate(problem: Problem, orders: Sequence[Sequence[Op]], name: str = "sear
 
 def asap_makespan(problem: Problem, orders: Sequence[Sequence[Op]]) -> float:
     """The makespan of per-rank orders when every op starts as soon as its rank is free and its input is there:
-    the simulator's rule, written for one stage per rank (tests check both agree).  Cheap enough to screen
-    candidates; inf when the orders deadlock."""
+    the simulator's rule (see asap_ends).  Cheap enough to screen candidates; inf when the orders deadlock."""
     return max(asap_ends(problem, orders), default=0.0)
 
 
 def asap_ends(problem: Problem, orders: Sequence[Sequence[Op]]) -> list[float]:
-    """When each rank finishes under the as-soon-as-possible rule (all inf when the orders deadlock)."""
-    p, m, c = problem.p, problem.m, problem.comm
-    dur = {"F": problem.f, "B": problem.b, "W": problem.w}
-    inf = math.inf
-    fend = [[inf] * m for _ in range(p)]
-    bend = [[inf] * m for _ in range(p)]
-    pos, free = [0] * p, [0.0] * p
-    waiting: dict[tuple[str, int, int], int] = {}
-    todo = list(range(p))
-    while todo:
-        r = todo.pop()
-        order, k, t_free = orders[r], pos[r], free[r]
-        while k < len(order):
-            kind, i, _ = order[k]
-            if kind == "F" and r > 0:
-                ready = fend[r - 1][i]
-                key = ("F", i, r - 1)
-            elif kind == "B" and r + 1 < p:
-                ready = bend[r + 1][i]
-                key = ("B", i, r + 1)
-            else:
-                ready, key = -inf, None
-            if ready == inf:
-                waiting[key] = r
-                break
-            start = max(t_free, ready + c)
-            t_free = start + dur[kind][r]
-            if kind == "F":
-                fend[r][i] = t_free
-                nxt = waiting.pop(("F", i, r), None)
-            elif kind == "B":
-                bend[r][i] = t_free
-                nxt = waiting.pop(("B", i, r), None)
-            else:
-                nxt = None
-            if nxt is not None:
-                todo.append(nxt)
-            k += 1
-        pos[r], free[r] = k, t_free
-    if any(k < len(o) for k, o in zip(pos, orders)):
-        return [inf] * p
-    return free
+    """When each rank finishes under the as-soon-as-possible rule (all inf when the orders deadlock or make no
+    valid plan).  The compiled simulator times them: the dependency and event rules are the simulators' own."""
+    try:
+        _, timeline = evaluate(problem, orders)
+    except PlanError:                # a deadlock (a DeadlockError is a PlanError) or orders that are no plan
+        return [math.inf] * problem.p
+    return [ends[-1] if ends else 0.0 for ends in timeline.ends]
 
 
 def within_cap(problem: Problem, orders: Sequence[Sequence[Op]]) -> bool:

@@ -34,8 +34,9 @@ import math
 from itertools import product
 from typing import NamedTuple
 
+from ..costs import memory_change
 from ..plan import Op
-from .problem import EPS, Problem, memory_change
+from .problem import EPS, Problem
 
 
 class ZBVariant(NamedTuple):
