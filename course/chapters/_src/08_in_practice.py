@@ -60,9 +60,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-
-from course import plots
+from course import figure, plots
 from course.attribution import attribute, window_idle
 from course.chapter import md, open_chapter
 from course.claims import claim, reveal, sweep
@@ -134,11 +132,11 @@ run = run_plan(plan, Costs(), emulate=True, unit_ms=UNIT_MS)
 print(text("cpus", cpus=os.cpu_count(), p=P))
 print(run)
 
-fig, axes = plt.subplots(2, 1, figsize=(10, 4.2))
+fig, axes = figure.subplots(2, 1, figsize=(10, 4.2))
 plots.gantt(run.timeline, ax=axes[0])
 plots.gantt(run.simulated, ax=axes[1])
 fig.tight_layout()
-plt.show()
+figure.show()
 extra_ms = (run.measured_makespan - run.simulated_makespan) * 1e3
 md(claim(run.grad_ok, text("grad-ok", err=run.max_abs_err), max_abs_err=run.max_abs_err)
    + space() + text("makespans", measured=run.measured_makespan * 1e3, simulated=run.simulated_makespan * 1e3, ratio=run.ratio)
@@ -323,7 +321,7 @@ heavy = [1.0, 1.0, 1.0, 2.0]
 uneven_costs = Costs(f=heavy, b=heavy, w=heavy)   # full backward = b + w = 2 x forward
 uneven = run_plan(plan, uneven_costs, emulate=True, unit_ms=UNIT_MS)
 plots.gantt(uneven.timeline, title="1F1B measured, last stage 2x heavier")
-plt.show()
+figure.show()
 
 # %% [markdown] predict-grows
 # ~~ zh 972f1092
@@ -528,11 +526,11 @@ guess_gpipe_peak = None     # a rank number or "all"
 
 # %%
 gpipe_run = run_plan(build("gpipe", P, M), Costs(), emulate=True, unit_ms=UNIT_MS)
-fig, axes = plt.subplots(1, 2, figsize=(11, 3))
+fig, axes = figure.subplots(1, 2, figsize=(11, 3))
 plots.memory(gpipe_run.timeline, ax=axes[0])
 plots.memory(run.timeline, ax=axes[1])
 fig.tight_layout()
-plt.show()
+figure.show()
 
 
 def peak_ranks(tl):
