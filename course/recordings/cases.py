@@ -185,6 +185,8 @@ CASES: dict[str, Case] = {
                             about="ch5: a Linear's B and W by hand against autograd"),
     "split-backward": Case("course.recordings.cases:split_backward",
                            about="ch5: a stage's backward split into B and W against one backward()"),
+    "torch-zbv-order": Case("course.torch_bridge:torch_plan", {"cls_name": "ScheduleZBVZeroBubble", "p": 4, "m": 8},
+                            about="ch6: torch's ScheduleZBVZeroBubble order as a course Plan"),
     "torch-refuses-m-below-p": Case("course.recordings.cases:torch_refusal",
                                     {"schedule": "Schedule1F1B", "p": 4, "m": 2}, ("course.torch_bridge",),
                                     about="ch3: torch's Schedule1F1B refuses m < p"),

@@ -1,11 +1,13 @@
 # %% [markdown] intro
-# ~~ zh 42a7e429
+# ~~ zh c23c6f0f
 # # 第 4 章　交错式 1F1B：用虚拟 stage 把 bubble 除以 v
 #
 # 前几章里，1F1B 的 bubble 占比是 $(p-1)/(m+p-1)$：要么加大 micro-batch 数 $m$（受全局 batch 和小矩阵效率限制），要么只能接受。
 # Megatron-LM 的交错调度（interleaved 1F1B，也叫 virtual pipeline）换了一个思路：**不改 $m$，把每个 rank 负责的那段模型再切细**。
 # 本章用模拟器和真实的多进程运行回答三个问题：bubble 为什么正好缩小到 $1/v$；代价（点对点通信、激活显存、整除约束）有多大；
 # 什么时候不值得。术语对照见[术语表](glossary.md)。
+#
+# **在浏览器里（浏览器版）：** 请 torch 排出它的顺序的格子（`course.torch_bridge`）和多进程真跑（`course.live`）要 torch，只有桌面版（`make lab`）能跑；浏览器里这一章会停在第一个这样的格子。
 #
 # ## 自测
 #
@@ -31,12 +33,14 @@
 #    激活显存反而不是理由：rank 0 的峰值是 $p + (p-1)/v$ 份，比 1F1B 多的 $(p-1)/v$ 随 $v$ 增大而变小。
 #
 # </details>
-# ~~ en ebf0607c
+# ~~ en 72df6e10
 # # Chapter 4. Interleaved 1F1B: virtual stages divide the bubble by v
 #
 # In the chapters so far, 1F1B's bubble fraction is $(p-1)/(m+p-1)$: either we raise the number of micro-batches $m$ (limited by the global batch and by the efficiency of small matrix products), or we live with it.
 # Megatron-LM's interleaved schedule (interleaved 1F1B, also called the virtual pipeline) takes another route: **keep $m$, and cut each rank's share of the model into finer pieces**.
 # With the simulator and real multi-process runs this chapter answers three questions: why the bubble shrinks to exactly $1/v$; what it costs (point-to-point traffic, activation memory, divisibility constraints); and when it is not worth it. The [glossary](../glossary.md) pairs every term with its Chinese counterpart.
+#
+# **In the browser (the browser edition):** the cells that ask torch for its orders (`course.torch_bridge`) and the multi-process run (`course.live`) need torch and run only in the desktop edition (`make lab`); in the browser the chapter stops at the first of them.
 #
 # ## Self-test
 #

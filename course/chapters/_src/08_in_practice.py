@@ -1,8 +1,10 @@
 # %% [markdown] intro
-# ~~ zh 0c9f95e7
+# ~~ zh 5fc5edd3
 # # 第 8 章　实战：读 trace、找 hang、对上 torch、放进 3D 并行
 #
 # 前面几章的调度都在模拟器里排得整整齐齐。真实训练里拿到的是一条实测的 trace：哪里空了、为什么空、hang 住时停在哪，都要自己读出来。这一章在 $p$ 个 gloo 进程上真跑 plan（$p$ 见第 1 节的代码），把 trace 的空闲拆成调度本身的 bubble、不均衡、通信和开销，再看显存；然后故意造一个 hang，看怎样找到它；接着把课程的 plan 对应到 `torch.distributed.pipelining` 的 action；再看 PP 在 TP、DP 之间的位置；最后是一个"PP 门诊"：工程师最常问的六个问题，每个都配一段能跑的复现和检查。术语见[术语表](glossary.md)。
+#
+# **在浏览器里（浏览器版）：** 这一章的多进程真跑、卡死的排查和与 torch.distributed.pipelining 的对照都要 torch，只有桌面版（`make lab`）能跑；浏览器里它会停在第一个需要 torch 的格子。
 #
 # ## 自测
 #
@@ -24,10 +26,12 @@
 # 6. 梯度变成了正确值的 $m$ 倍，而 Adam 的更新量对梯度乘上一个常数不敏感（一阶矩和二阶矩的平方根一起放大）。SGD 的步长、梯度裁剪的阈值和记录下来的 loss 都会跟着变成 $m$ 倍，换掉优化器或改了 $m$ 才露出来（§9.2）。
 #
 # </details>
-# ~~ en 03126494
+# ~~ en 4b7efef4
 # # Chapter 8. In practice: reading traces, finding hangs, matching torch, fitting into 3D parallelism
 #
 # In the earlier chapters every schedule was laid out neatly by the simulator. A real training job gives you a measured trace instead, and you have to read off where time went idle, why, and where each rank stopped when the job hangs. This chapter runs plans on $p$ gloo processes ($p$ is set in the code of section 1) and splits the idle time of the trace into the schedule's own bubble, imbalance, and communication and overhead; then it looks at memory. Next it provokes a hang and shows how to locate it, maps the course's plans onto the actions of `torch.distributed.pipelining`, and places PP between TP and DP. It ends with a "PP clinic": the six questions practitioners ask most, each answered by a small reproduction you can run, with a check. The [glossary](../glossary.md) has every term.
+#
+# **In the browser (the browser edition):** this chapter's multi-process runs, the hunt for a hang and the comparison with torch.distributed.pipelining need torch and run only in the desktop edition (`make lab`); in the browser it stops at the first cell that needs torch.
 #
 # ## Self-test
 #
