@@ -147,6 +147,32 @@ def split_backward() -> dict:
     return {"err": err, "tensors": len(dws)}
 
 
+def torch_orders(requests: list[list]) -> dict:
+    """torch's order for each ``[schedule class, p, m, v]`` as a course Plan, or the first line of the error torch
+    refuses it with (chapter 4 compares them with ``interleaved-flex`` and ``interleaved``)."""
+    from ..torch_bridge import torch_plan
+
+    out = {}
+    for cls_name, p, m, v in requests:
+        try:
+            out[cls_name, p, m, v] = torch_plan(cls_name, p, m, v=v)
+        except ValueError as err:
+            out[cls_name, p, m, v] = str(err).strip().splitlines()[0]
+    return out
+
+
+# Chapter 4's requests: m = 1..3p at p=4, v=2, and the points of its seeded sweep over p, v and m (claims.sweep).
+CH4_FLEX_SWEEP = {"space": {"p": (2, 8), "v": (2, 4), "m": (1, 32)}, "n": 100, "seed": 6}
+
+
+def _ch4_requests() -> list[list]:
+    from ..claims import sweep_points
+
+    flex = [(4, m, 2) for m in range(1, 13)] + [(pt["p"], pt["m"], pt["v"]) for pt in sweep_points(**CH4_FLEX_SWEEP)]
+    return ([["ScheduleInterleaved1F1B", p, m, v] for p, m, v in dict.fromkeys(flex)]
+            + [["ScheduleLoopedBFS", 4, 8, 2]])
+
+
 _EMULATED = {"costs": {"f": 1, "b": 1, "w": 1}, "emulate": True, "unit_ms": 20}
 _P4M8 = {"p": 4, "m": 8}
 _RUN = "course.recordings.cases:live_run"
@@ -185,6 +211,12 @@ CASES: dict[str, Case] = {
                             about="ch5: a Linear's B and W by hand against autograd"),
     "split-backward": Case("course.recordings.cases:split_backward",
                            about="ch5: a stage's backward split into B and W against one backward()"),
+    "torch-interleaved-orders": Case("course.recordings.cases:torch_orders", {"requests": _ch4_requests()},
+                                     ("course.torch_bridge",),
+                                     about="ch4: torch's interleaved orders (and refusals) next to interleaved-flex"),
+    "interleaved-emulated": Case(_RUN, {"schedule": "interleaved", "p": 2, "m": 4, "build_args": {"v": 2},
+                                        "emulate": True}, LIVE_CODE,
+                                 about="ch4: interleaved (v=2) on 2 processes, measured vs simulated"),
     "torch-zbv-order": Case("course.torch_bridge:torch_plan", {"cls_name": "ScheduleZBVZeroBubble", "p": 4, "m": 8},
                             about="ch6: torch's ScheduleZBVZeroBubble order as a course Plan"),
     "torch-refuses-m-below-p": Case("course.recordings.cases:torch_refusal",
