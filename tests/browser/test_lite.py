@@ -96,39 +96,49 @@ def desktop_numbers(path: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1][len(TAG) + 1:])
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site as make lite builds it, with the checked chapters added; served on 127.0.0.1.  The desktop runs of
-    the same notebooks start at once, beside the build."""
-    base = tmp_path_factory.mktemp("lite")
-    for target, source, _, _ in CHECKED:
-        checked_copy(source, base / target)
-        checked_copy(source, base / "desktop" / target, first=NO_ORTOOLS)
-    pool = ThreadPoolExecutor(max_workers=1)           # one at a time: the machine also builds and browses
-    desktop = {target: pool.submit(desktop_numbers, base / "desktop" / target) for target, *_ in CHECKED}
+def serve_site(base: Path, add: list[Path]):
+    """Build the site as make lite does (plus ``add``) into ``base/site``, serve it on 127.0.0.1; yield its URL."""
     t0 = time.monotonic()
-    built = subprocess.run([sys.executable, str(REPO / "lite" / "build.py"), "--out", str(base / "site"),
-                            "--add", str(base / "checked")], capture_output=True, text=True, timeout=300)
+    built = subprocess.run([sys.executable, str(REPO / "lite" / "build.py"), "--out", str(base / "site")]
+                           + [a for path in add for a in ("--add", str(path))],
+                           capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     print(f"\n[lite] built in {time.monotonic() - t0:.0f} s: {built.stdout.strip()}")
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "-d",
                                str(base / "site")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/jupyter-lite.json", timeout=2).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                raise
-            time.sleep(0.2)
-    yield url, desktop
-    server.kill()
-    server.wait()
-    pool.shutdown(cancel_futures=True)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/jupyter-lite.json", timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site with the checked chapters added, served on 127.0.0.1, and the desktop runs of the same notebooks
+    (started at once, beside the build)."""
+    base = tmp_path_factory.mktemp("lite")
+    for target, source, _, _ in CHECKED:
+        checked_copy(source, base / target)
+        checked_copy(source, base / "desktop" / target, first=NO_ORTOOLS)
+    pool = ThreadPoolExecutor(max_workers=1)           # one at a time: the machine also builds and browses
+    desktop = {target: pool.submit(desktop_numbers, base / "desktop" / target) for target, *_ in CHECKED}
+    try:
+        for url in serve_site(base, [base / "checked"]):
+            yield url, desktop
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def outputs(page, mime: str) -> list[str]:
