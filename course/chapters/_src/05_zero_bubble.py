@@ -1398,8 +1398,9 @@ def search_explorer(fig, b, w, cap, exact):
     tl = simulate(res.plan, c)
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     verdict = "proven optimal" if res.optimal else f"gap <= {res.gap:.1%}"
+    method = "no OR-Tools, heuristic" if "exact_unavailable" in res.details else res.method   # the browser edition
     plots.gantt(tl, ax=left, labels=False,
-                title=f"{res.method}: makespan {res.makespan:.4g}, bound {res.lower_bound:.4g} ({verdict})")
+                title=f"{method}: makespan {res.makespan:.4g}, bound {res.lower_bound:.4g} ({verdict})")
     plots.memory(tl, ax=right, title=f"activations (cap {cap:g})")
     right.axhline(cap, color="red", linestyle="--", linewidth=1)
 
