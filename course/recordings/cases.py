@@ -147,30 +147,41 @@ def split_backward() -> dict:
     return {"err": err, "tensors": len(dws)}
 
 
-def torch_orders(requests: list[list]) -> dict:
-    """torch's order for each ``[schedule class, p, m, v]`` as a course Plan, or the first line of the error torch
-    refuses it with (chapter 4 compares them with ``interleaved-flex`` and ``interleaved``)."""
+def plan_digest(plan) -> str:
+    """A plan's order and placement in 71 characters: what a sweep compares, without storing every plan."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(f"{plan.format()}|{plan.placement}".encode()).hexdigest()
+
+
+def torch_orders(plans: list[list], digests: list[list]) -> dict:
+    """torch's order for each ``[schedule class, p, m, v]``: in ``plans`` as a course Plan, in ``digests`` as its
+    ``plan_digest``; either way the first line of the error torch refuses it with, where it does (chapter 4
+    compares them with ``interleaved-flex`` and ``interleaved``)."""
     from ..torch_bridge import torch_plan
 
-    out = {}
-    for cls_name, p, m, v in requests:
+    def ask(cls_name, p, m, v, digest):
         try:
-            out[cls_name, p, m, v] = torch_plan(cls_name, p, m, v=v)
+            plan = torch_plan(cls_name, p, m, v=v)
         except ValueError as err:
-            out[cls_name, p, m, v] = str(err).strip().splitlines()[0]
-    return out
+            return str(err).strip().splitlines()[0]
+        return plan_digest(plan) if digest else plan
+
+    return {"plans": {(c, p, m, v): ask(c, p, m, v, False) for c, p, m, v in plans},
+            "digests": {(c, p, m, v): ask(c, p, m, v, True) for c, p, m, v in digests}}
 
 
-# Chapter 4's requests: m = 1..3p at p=4, v=2, and the points of its seeded sweep over p, v and m (claims.sweep).
+# Chapter 4's requests: m = 1..3p at p=4, v=2 and the breadth-first order (plans), and the points of its seeded
+# sweep over p, v and m (claims.sweep; digests).
 CH4_FLEX_SWEEP = {"space": {"p": (2, 8), "v": (2, 4), "m": (1, 32)}, "n": 100, "seed": 6}
 
 
-def _ch4_requests() -> list[list]:
+def _ch4_requests() -> dict:
     from ..claims import sweep_points
 
-    flex = [(4, m, 2) for m in range(1, 13)] + [(pt["p"], pt["m"], pt["v"]) for pt in sweep_points(**CH4_FLEX_SWEEP)]
-    return ([["ScheduleInterleaved1F1B", p, m, v] for p, m, v in dict.fromkeys(flex)]
-            + [["ScheduleLoopedBFS", 4, 8, 2]])
+    sweep = dict.fromkeys((pt["p"], pt["m"], pt["v"]) for pt in sweep_points(**CH4_FLEX_SWEEP))
+    return {"plans": [["ScheduleInterleaved1F1B", 4, m, 2] for m in range(1, 13)] + [["ScheduleLoopedBFS", 4, 8, 2]],
+            "digests": [["ScheduleInterleaved1F1B", p, m, v] for p, m, v in sweep]}
 
 
 _EMULATED = {"costs": {"f": 1, "b": 1, "w": 1}, "emulate": True, "unit_ms": 20}
@@ -211,7 +222,7 @@ CASES: dict[str, Case] = {
                             about="ch5: a Linear's B and W by hand against autograd"),
     "split-backward": Case("course.recordings.cases:split_backward",
                            about="ch5: a stage's backward split into B and W against one backward()"),
-    "torch-interleaved-orders": Case("course.recordings.cases:torch_orders", {"requests": _ch4_requests()},
+    "torch-interleaved-orders": Case("course.recordings.cases:torch_orders", _ch4_requests(),
                                      ("course.torch_bridge",),
                                      about="ch4: torch's interleaved orders (and refusals) next to interleaved-flex"),
     "interleaved-emulated": Case(_RUN, {"schedule": "interleaved", "p": 2, "m": 4, "build_args": {"v": 2},

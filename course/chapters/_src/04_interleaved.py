@@ -495,7 +495,7 @@ for bad_m in (6, 3):
 
 # %%
 from course import recordings  # noqa: E402
-from course.recordings.cases import CH4_FLEX_SWEEP  # noqa: E402
+from course.recordings.cases import CH4_FLEX_SWEEP, plan_digest  # noqa: E402
 
 # torch's orders through course.torch_bridge.torch_plan (course/recordings/cases.py:torch_orders): asked live where
 # torch is installed; without torch (the browser edition) the recorded answers.
@@ -504,17 +504,17 @@ torch_orders = recordings.run("torch-interleaved-orders")
 
 def torch_or_refusal(p, m, v):
     """torch's ScheduleInterleaved1F1B as a Plan, or the first line of the error it refuses (p, m, v) with."""
-    return torch_orders["ScheduleInterleaved1F1B", p, m, v]
+    return torch_orders["plans"]["ScheduleInterleaved1F1B", p, m, v]
 
 
 def flex_is_torch(p, v, m):
     """interleaved-flex refuses exactly the m torch refuses, and orders every other m op for op as torch does."""
-    theirs = torch_or_refusal(p, m, v)
+    theirs = torch_orders["digests"]["ScheduleInterleaved1F1B", p, m, v]   # plan_digest of torch's order, or its refusal
     try:
         ours = build("interleaved-flex", p, m, v=v)
     except ValueError:
-        return isinstance(theirs, str)
-    return not isinstance(theirs, str) and theirs.format() == ours.format() and theirs.placement == ours.placement
+        return not theirs.startswith("sha256:")
+    return theirs == plan_digest(ours)       # the same order and placement
 
 
 torch_flex = {mm: torch_or_refusal(p, mm, v) for mm in range(1, 3 * p + 1)}
@@ -690,8 +690,8 @@ md(reveal(answer_best_v, best_v, claim(
 # it only translates the `pipeline_order` torch computes into a course `Plan`, which can then be compared op for op and run through the same simulator. The next cell takes torch's order for this schedule and a second interleaved order (breadth-first, see below), both asked for in the earlier cell that has torch order them:
 
 # %%
-theirs = torch_orders["ScheduleInterleaved1F1B", p, m, v]     # torch_plan(...), asked in section 6's cell
-theirs_bfs = torch_orders["ScheduleLoopedBFS", p, m, v]
+theirs = torch_orders["plans"]["ScheduleInterleaved1F1B", p, m, v]     # torch_plan(...), asked in section 6's cell
+theirs_bfs = torch_orders["plans"]["ScheduleLoopedBFS", p, m, v]
 
 # %% [text] torch-same
 # ~~ zh c86ce4b1
