@@ -98,12 +98,8 @@ class Sweep:
         return {"checked": self.checked, "broken": len(self.counterexamples), **first}
 
 
-def sweep(rule: Callable[..., bool], space: dict[str, Any], n: int, seed: int = 0,
-          corners: bool = True) -> Sweep:
-    """Check ``rule(**point)`` at ``n`` seeded random points of ``space`` (plus its corners when ``corners``).
-
-    ``space`` maps each parameter to a list (one of its values), an ``(lo, hi)`` pair of ints (an integer in
-    [lo, hi]) or an ``(lo, hi)`` pair with a float (a number in [lo, hi])."""
+def sweep_points(space: dict[str, Any], n: int, seed: int = 0, corners: bool = True) -> list[dict[str, Any]]:
+    """The points ``sweep`` checks: ``n`` seeded random points of ``space``, then its corners when ``corners``."""
     rng = random.Random(seed)
 
     def draw(spec, pick_end=None):
@@ -119,6 +115,16 @@ def sweep(rule: Callable[..., bool], space: dict[str, Any], n: int, seed: int = 
     if corners:
         points += [{k: draw(space[k], (mask >> i) & 1 and -1) for i, k in enumerate(names)}
                    for mask in range(2 ** min(len(names), 6))]
+    return points
+
+
+def sweep(rule: Callable[..., bool], space: dict[str, Any], n: int, seed: int = 0,
+          corners: bool = True) -> Sweep:
+    """Check ``rule(**point)`` at ``n`` seeded random points of ``space`` (plus its corners when ``corners``).
+
+    ``space`` maps each parameter to a list (one of its values), an ``(lo, hi)`` pair of ints (an integer in
+    [lo, hi]) or an ``(lo, hi)`` pair with a float (a number in [lo, hi])."""
+    points = sweep_points(space, n, seed, corners)
     broken = [pt for pt in points if not rule(**pt)]
     return Sweep(len(points), broken)
 

@@ -394,3 +394,44 @@ def test_book_renders_the_good_chapters_and_fails_on_a_broken_one(tmp_path, monk
                                          "[2/2] 02_fine.ipynb: running its cells ..."]
     assert "[1/2] 01_broken.ipynb: a cell failed" in said.err
     assert re.search(r"^\[2/2\] 02_fine.ipynb: ran in [\d.]+ s, wrote .*02_fine.html$", said.out, re.M), said.out
+
+
+# --- the browser edition's path ---------------------------------------------------------------------------------
+
+# The chapters that run top to bottom in the browser (Pyodide: no numpy, matplotlib, torch or OR-Tools); the others
+# need torch and say so in their first cell.  tests/browser/test_lite*.py run these in Pyodide itself.
+IN_BROWSER = ["01_bubble", "02_simulator", "04_interleaved", "05_zero_bubble", "06_dualpipe", "07_jct"]
+DESKTOP_NOTE = {"zh": "桌面版", "en": "desktop edition"}
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("stem", IN_BROWSER)
+def test_runs_on_the_browsers_standard_library_path(stem, tmp_path, capsys):
+    """The chapter with numpy, matplotlib, torch and OR-Tools hidden and SVG figures, as the browser edition runs
+    it (recordings for the live cells, the heuristic for the exact search); its widgets redraw their SVG."""
+    import stdlib_path
+
+    nb = read(edition("zh", stem))
+    nb.cells.insert(0, nbformat.v4.new_code_cell(stdlib_path.PRELUDE + "import os\nos.environ['COURSE_FIGURES'] = 'svg'"))
+    path = tmp_path / f"{stem}.ipynb"        # beside no other chapter: it finds its edition in its own file
+    nbformat.write(nb, path)
+    nb, elapsed = execute(path, extra_code=CHECK_CELL + "\nimport sys\nprint('ABSENT', sorted(m for m in "
+                          "('numpy', 'matplotlib', 'torch', 'ortools') if m in sys.modules))")
+    with capsys.disabled():
+        print(f"\n[chapter timing] {stem} on the standard-library path: {elapsed:.1f} s")
+    out = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
+    assert "ABSENT []" in out, f"{stem}: imported a module the browser lacks: {out!r}"
+    report = json.loads(next(ln for ln in out.splitlines() if ln.startswith(CHECK_TAG))[len(CHECK_TAG):])
+    problems = [p for probs in report.values() for p in probs]
+    assert report and not problems, f"{stem}: widget problems on the SVG path:\n" + "\n".join(problems)
+    svg = [o for c in nb.cells for o in c.get("outputs", []) if "image/svg+xml" in o.get("data", {})]
+    png = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert svg and not png, f"{stem}: {len(svg)} SVG and {len(png)} PNG figures on the SVG path"
+
+
+@pytest.mark.parametrize("stem", sorted(set(STEMS) - set(IN_BROWSER)))
+def test_a_chapter_the_browser_cannot_run_says_so_first(stem):
+    for lang, note in DESKTOP_NOTE.items():
+        first = read(edition(lang, stem)).cells[0]
+        assert first.cell_type == "markdown" and note in first.source, \
+            f"{lang}/{stem}: its first cell does not name what needs the desktop edition ({note!r})"

@@ -285,6 +285,18 @@ def run(name: str):
     return value
 
 
+def source(name: str) -> str:
+    """The source of the function case ``name`` runs: what a chapter shows of a computation it may only replay."""
+    import inspect
+
+    from .cases import CASES
+
+    if name not in CASES:
+        raise RecordingError(f"no recording case {name!r}; cases: {', '.join(CASES)}")
+    module, func = CASES[name].function.split(":")
+    return inspect.getsource(getattr(importlib.import_module(module), func))
+
+
 def seconds(name: str) -> float:
     """Wall seconds of case ``name``'s last ``run`` here: measured when live, as recorded otherwise."""
     if name not in _seconds:
@@ -292,5 +304,5 @@ def seconds(name: str) -> float:
     return _seconds[name]
 
 
-__all__ = ["run", "seconds", "live_available", "record", "load", "stale", "encode", "decode", "fingerprint",
+__all__ = ["run", "seconds", "source", "live_available", "record", "load", "stale", "encode", "decode", "fingerprint",
            "RecordingError"]

@@ -110,6 +110,80 @@ def torch_refusal(schedule: str, p: int, m: int) -> str | None:
     return None
 
 
+def linear_backward(n: int = 6, d_in: int = 5, d_out: int = 3) -> dict:
+    """Chapter 5: a Linear's B (dX = dY W^T) and W (dW = X^T dY) by hand against autograd, in float64."""
+    import torch
+
+    torch.manual_seed(0)
+    X = torch.randn(n, d_in, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(d_in, d_out, dtype=torch.float64, requires_grad=True)
+    dY = torch.randn(n, d_out, dtype=torch.float64)          # what the next stage sends back
+
+    (X @ W).backward(dY)                                       # autograd: fills X.grad and W.grad
+    dX_hand = dY @ W.detach().T                                # B: input gradient, needs dY and W
+    dW_hand = X.detach().T @ dY                                # W: weight gradient, needs dY and the saved input X
+    return {"dx_shape": list(dX_hand.shape), "err_dx": (dX_hand - X.grad).abs().max().item(),
+            "dw_shape": list(dW_hand.shape), "err_dw": (dW_hand - W.grad).abs().max().item()}
+
+
+def split_backward() -> dict:
+    """Chapter 5: a whole stage's backward split into B (input gradient) and W (parameters) vs one backward()."""
+    import torch
+
+    torch.manual_seed(1)
+    stage = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 8)).double()
+    x = torch.randn(4, 8, dtype=torch.float64, requires_grad=True)
+    dy = torch.randn(4, 8, dtype=torch.float64)
+
+    y = stage(x)
+    (dx,) = torch.autograd.grad(y, x, dy, retain_graph=True)      # B now: the previous stage is waiting for dx
+    dws = torch.autograd.grad(y, list(stage.parameters()), dy)     # W later: only this rank's optimizer needs it
+
+    stage.zero_grad()
+    x_ref = x.detach().requires_grad_()
+    stage(x_ref).backward(dy)                                     # the unsplit backward, for reference
+    err = max([(dx - x_ref.grad).abs().max().item()] +
+              [(g - q.grad).abs().max().item() for g, q in zip(dws, stage.parameters())])
+    return {"err": err, "tensors": len(dws)}
+
+
+def plan_digest(plan) -> str:
+    """A plan's order and placement in 71 characters: what a sweep compares, without storing every plan."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(f"{plan.format()}|{plan.placement}".encode()).hexdigest()
+
+
+def torch_orders(plans: list[list], digests: list[list]) -> dict:
+    """torch's order for each ``[schedule class, p, m, v]``: in ``plans`` as a course Plan, in ``digests`` as its
+    ``plan_digest``; either way the first line of the error torch refuses it with, where it does (chapter 4
+    compares them with ``interleaved-flex`` and ``interleaved``)."""
+    from ..torch_bridge import torch_plan
+
+    def ask(cls_name, p, m, v, digest):
+        try:
+            plan = torch_plan(cls_name, p, m, v=v)
+        except ValueError as err:
+            return str(err).strip().splitlines()[0]
+        return plan_digest(plan) if digest else plan
+
+    return {"plans": {(c, p, m, v): ask(c, p, m, v, False) for c, p, m, v in plans},
+            "digests": {(c, p, m, v): ask(c, p, m, v, True) for c, p, m, v in digests}}
+
+
+# Chapter 4's requests: m = 1..3p at p=4, v=2 and the breadth-first order (plans), and the points of its seeded
+# sweep over p, v and m (claims.sweep; digests).
+CH4_FLEX_SWEEP = {"space": {"p": (2, 8), "v": (2, 4), "m": (1, 32)}, "n": 100, "seed": 6}
+
+
+def _ch4_requests() -> dict:
+    from ..claims import sweep_points
+
+    sweep = dict.fromkeys((pt["p"], pt["m"], pt["v"]) for pt in sweep_points(**CH4_FLEX_SWEEP))
+    return {"plans": [["ScheduleInterleaved1F1B", 4, m, 2] for m in range(1, 13)] + [["ScheduleLoopedBFS", 4, 8, 2]],
+            "digests": [["ScheduleInterleaved1F1B", p, m, v] for p, m, v in sweep]}
+
+
 _EMULATED = {"costs": {"f": 1, "b": 1, "w": 1}, "emulate": True, "unit_ms": 20}
 _P4M8 = {"p": 4, "m": 8}
 _RUN = "course.recordings.cases:live_run"
@@ -144,6 +218,18 @@ CASES: dict[str, Case] = {
                                  LIVE_CODE, about="ch8: the last stage twice as heavy, measured"),
     "1f1b-torch-engine": Case(_RUN, {"schedule": "1f1b", **_P4M8, "engine": "torch", **_EMULATED},
                               TORCH_ENGINE_CODE, about="ch3: the same plan through torch's Schedule1F1B"),
+    "linear-backward": Case("course.recordings.cases:linear_backward",
+                            about="ch5: a Linear's B and W by hand against autograd"),
+    "split-backward": Case("course.recordings.cases:split_backward",
+                           about="ch5: a stage's backward split into B and W against one backward()"),
+    "torch-interleaved-orders": Case("course.recordings.cases:torch_orders", _ch4_requests(),
+                                     ("course.torch_bridge",),
+                                     about="ch4: torch's interleaved orders (and refusals) next to interleaved-flex"),
+    "interleaved-emulated": Case(_RUN, {"schedule": "interleaved", "p": 2, "m": 4, "build_args": {"v": 2},
+                                        "emulate": True}, LIVE_CODE,
+                                 about="ch4: interleaved (v=2) on 2 processes, measured vs simulated"),
+    "torch-zbv-order": Case("course.torch_bridge:torch_plan", {"cls_name": "ScheduleZBVZeroBubble", "p": 4, "m": 8},
+                            about="ch6: torch's ScheduleZBVZeroBubble order as a course Plan"),
     "torch-refuses-m-below-p": Case("course.recordings.cases:torch_refusal",
                                     {"schedule": "Schedule1F1B", "p": 4, "m": 2}, ("course.torch_bridge",),
                                     about="ch3: torch's Schedule1F1B refuses m < p"),

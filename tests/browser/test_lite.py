@@ -1,22 +1,27 @@
-"""The browser edition: ``lite/build.py`` builds the JupyterLite site, Chromium runs a notebook in it, offline.
+"""The browser edition: ``lite/build.py`` builds the JupyterLite site, Chromium runs the real chapters in it, offline.
 
-The site is built as ``make lite`` builds it, plus a notebook of this test's own (the real chapters 1 and 5 join
-once they are converted to the browser's code paths).  It is served by ``python -m http.server`` on 127.0.0.1; the
-page runs every cell in Pyodide, and the test waits for the printed output, not for the page load.  It checks the
-numbers against this (desktop) Python, that moving a slider redraws the SVG figure, what the kernel sees of its
-working directory (the chapters find their edition by reading their own notebook file), and that every request
-the page, its workers and its service worker made went to 127.0.0.1.
+The site is built once for the module, as ``make lite`` builds it, plus copies of chapter 1 and chapter 5 (Chinese)
+and chapter 1 (English), each with one cell of this test's own appended, which prints a few of the chapter's
+numbers as JSON.  It is served by ``python -m http.server`` on 127.0.0.1; each chapter opens in a page of its own
+(all at once: their Pyodide kernels start side by side), runs every cell in Pyodide, and the test waits for that
+printed line, not for the page load.  The same notebooks run on the desktop edition meanwhile (nbclient, this
+Python, with numpy, matplotlib, torch and OR-Tools; recordings replayed there too, so that a measured timing is the
+same measurement on both sides), and the numbers must be equal.  It also checks that each edition speaks its
+language, that the recorded runs say so, that moving a slider redraws the SVG figure, and that every request the
+pages, their workers and the service worker made went to 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -24,27 +29,23 @@ import pytest
 from playwright.sync_api import expect
 
 REPO = Path(__file__).resolve().parents[2]
+CHAPTERS = REPO / "course" / "chapters"
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
 
-CELLS = [
-    # what the kernel sees: its working directory, the notebook file beside it, the environment
-    "import os, json\n"
-    "meta = json.load(open('lite_check.ipynb'))['metadata']['course']\n"
-    "print('KERNEL', json.dumps({'cwd': os.getcwd(), 'files': sorted(os.listdir('.')), 'meta': meta}))",
-    # the standard-library path: simulator, search without OR-Tools, partition without numpy
-    "from course.costs import Costs\nfrom course.partition import partition\nfrom course.schedules import build\n"
-    "from course.search import search\nfrom course.sim import simulate\n"
-    "tl = simulate(build('1f1b', 4, 8))\n"
-    "res = search(4, 8, Costs(f=5, b=6, w=4, comm=1, w_mem=0.5), 4)\n"
-    "print('NUMBERS', json.dumps([tl.makespan, tl.bubble_ratio, tl.peak_activations, res.makespan, "
-    "res.lower_bound, partition([3, 1, 1, 1, 1, 1, 1, 4], 4).bottleneck]))",
-    "from course import figure, plots\nfig, ax = figure.subplots(figsize=(8, 2.5))\nplots.gantt(tl, ax=ax)\n"
-    "figure.show()",
-    "from course.widgets import explore\n\n"
-    "def lite_explorer(fig, m):\n    plots.gantt(simulate(build('1f1b', 4, m)), ax=fig.add_subplot())\n\n"
-    "explore(lite_explorer, figsize=(8, 2.5), m=(1, 16, 8))",
-    "from course import recordings\nlive = recordings.run('1f1b')\n"
-    "print('RECORDED', json.dumps([live.grad_ok, live.max_abs_err, live.timeline.makespan, live.simulated.makespan]))",
+TAG = "CHAPTER-NUMBERS"
+# The numbers each checked chapter prints at its end (its own variables, after all its cells ran).
+NUMBERS = {
+    "01_bubble": "{'util': util, 'gap0': gap0, 'gpipe': [gp.makespan, gp.bubble_ratio], 'min_m': min_m, "
+                 "'fastest': fastest, 'gflops': gflops[fastest], 'best_m': best_m, 'best_ms': makespans[best_m]}",
+    "05_zero_bubble": "{'err_dx': err_dx, 'err_split': err_split, 'zero_at': zero_at, 'ratio_sim': ratio_sim, "
+                      "'ratio_measured': ratio_measured, 'heuristic': [heur.makespan, heur.lower_bound], "
+                      "'reproduced': reproduced}",
+}
+# (site path, source notebook, a sentence of its edition's output, the recording its note names)
+CHECKED = [
+    ("checked/01_bubble.ipynb", CHAPTERS / "01_bubble.ipynb", "整条流水线用了", "matmul-timing"),
+    ("checked/05_zero_bubble.ipynb", CHAPTERS / "05_zero_bubble.ipynb", "两次运行的梯度", "zb-h1-emulated"),
+    ("checked/en/01_bubble.ipynb", CHAPTERS / "en" / "01_bubble.ipynb", "The pipeline takes", "matmul-timing"),
 ]
 
 # The first image after the slider in its cell (JupyterLab shows image/svg+xml as an <img>); null until loaded.
@@ -61,40 +62,87 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site as make lite builds it, with this test's notebook added; served on 127.0.0.1."""
-    base = tmp_path_factory.mktemp("lite")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nb.metadata = {"kernelspec": {"name": "python", "display_name": "Python (Pyodide)", "language": "python"},
-                   "course": {"chapter": "lite_check", "lang": "en"}}
-    nbformat.write(nb, base / "lite_check.ipynb")
+# The desktop run hides OR-Tools: none of the numbers compared comes from the exact method, and CP-SAT's proofs
+# would take minutes (chapter 5 runs them in full in tests/test_chapters.py).
+NO_ORTOOLS = """import sys
+class _NoOrTools:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "ortools":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, _NoOrTools())"""
+
+
+def checked_copy(source: Path, dest: Path, first: str | None = None) -> None:
+    """The chapter with one cell appended that prints its numbers (and ``first`` as a cell before its own)."""
+    nb = nbformat.read(source, as_version=4)
+    stem = nb.metadata["course"]["chapter"]
+    nb.cells.append(nbformat.v4.new_code_cell(f"import json as _json\nprint({TAG!r}, _json.dumps({NUMBERS[stem]}))"))
+    if first is not None:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(first))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, dest)
+
+
+def desktop_numbers(path: Path) -> dict:
+    """Run the notebook on the desktop edition (this Python: numpy, matplotlib, torch), recordings replayed; its
+    printed numbers."""
+    code = ("import sys; from course.book import execute; from pathlib import Path; "
+            "nb, _ = execute(Path(sys.argv[1])); "
+            f"print(next(l for c in nb.cells for o in c.get('outputs', []) for l in o.get('text', '').splitlines() "
+            f"if l.startswith({TAG!r})))")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=400,
+                          env={**os.environ, "COURSE_RECORDINGS": "1"})
+    assert done.returncode == 0, f"{path} failed on the desktop: {done.stderr[-3000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1][len(TAG) + 1:])
+
+
+def serve_site(base: Path, add: list[Path]):
+    """Build the site as make lite does (plus ``add``) into ``base/site``, serve it on 127.0.0.1; yield its URL."""
     t0 = time.monotonic()
-    built = subprocess.run([sys.executable, str(REPO / "lite" / "build.py"), "--out", str(base / "site"),
-                            "--add", str(base / "lite_check.ipynb")], capture_output=True, text=True, timeout=300)
+    built = subprocess.run([sys.executable, str(REPO / "lite" / "build.py"), "--out", str(base / "site")]
+                           + [a for path in add for a in ("--add", str(path))],
+                           capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     print(f"\n[lite] built in {time.monotonic() - t0:.0f} s: {built.stdout.strip()}")
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "-d",
                                str(base / "site")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/jupyter-lite.json", timeout=2).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                raise
-            time.sleep(0.2)
-    yield url, base / "site"
-    server.kill()
-    server.wait()
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/jupyter-lite.json", timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site with the checked chapters added, served on 127.0.0.1, and the desktop runs of the same notebooks
+    (started at once, beside the build)."""
+    base = tmp_path_factory.mktemp("lite")
+    for target, source, _, _ in CHECKED:
+        checked_copy(source, base / target)
+        checked_copy(source, base / "desktop" / target, first=NO_ORTOOLS)
+    pool = ThreadPoolExecutor(max_workers=1)           # one at a time: the machine also builds and browses
+    desktop = {target: pool.submit(desktop_numbers, base / "desktop" / target) for target, *_ in CHECKED}
+    try:
+        for url in serve_site(base, [base / "checked"]):
+            yield url, desktop
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def outputs(page, mime: str) -> list[str]:
-    return page.locator(f'.jp-OutputArea-output[data-mime-type="{mime}"]').all_inner_texts()
+    return page.locator(f'.jp-OutputArea-output[data-mime-type="{mime}"]').all_text_contents()   # off-screen cells too
 
 
 def printed(page, tag: str):
@@ -103,60 +151,77 @@ def printed(page, tag: str):
     return json.loads(line[len(tag) + 1:])
 
 
-def test_the_course_runs_offline_in_the_browser(site, browser_context, screenshots):
-    url, root = site
+STARTED_JS = "() => [...document.querySelectorAll('.jp-InputPrompt')].some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"
+
+
+def run_all(page) -> None:
+    """Run > Run All Cells, again if no cell has started: a click while the notebook is still settling is lost."""
+    page.locator(".jp-NotebookPanel").wait_for(timeout=90_000)
+    for _ in range(3):
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
+        page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+        try:
+            page.wait_for_function(STARTED_JS, timeout=20_000)
+            return
+        except Exception:
+            page.keyboard.press("Escape")    # close the menu if it is still open
+    raise AssertionError("Run All Cells started no cell")
+
+
+def test_the_chapters_run_offline_in_the_browser(site, chromium, screenshots):
+    url, desktop = site
     requests: list[str] = []
-    browser_context.on("request", lambda r: requests.append(r.url))   # pages, workers and the service worker
-    page = browser_context.new_page()
-    failed = []
-    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+    failed: list[str] = []
     t0 = time.monotonic()
-    page.goto(f"{url}/lab/index.html?path=lite_check.ipynb")
-    panel = page.locator(".jp-NotebookPanel")
-    panel.wait_for(timeout=90_000)
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
-    # printed output of the last cell, not the page load: the kernel started, installed nothing, ran every cell
-    last = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]',
-                        has_text="RECORDED [")
-    try:
-        last.wait_for(timeout=180_000)
-    except Exception:
-        page.screenshot(path=screenshots / "lite-timeout.png")
-        raise AssertionError(f"no output after {time.monotonic() - t0:.0f} s; stderr: "
-                             f"{outputs(page, 'application/vnd.jupyter.stderr')}; screenshot lite-timeout.png")
-    ran_s = time.monotonic() - t0
-    page.screenshot(path=screenshots / "lite-end.png")
-    assert outputs(page, "application/vnd.jupyter.stderr") == []
-    expect(panel.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")).to_have_count(0)
+    contexts, pages = [], []
+    for target, *_ in CHECKED:
+        # a browser context each: its own storage, so no page restores another's open notebooks or kernels
+        context = chromium.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+        context.set_default_timeout(30_000)
+        context.on("request", lambda r: requests.append(r.url))   # pages, workers and the service worker
+        page = context.new_page()
+        page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+        page.goto(f"{url}/lab/index.html?path={target}")
+        contexts.append(context)
+        pages.append(page)
+    for page in pages:     # every page loads first: their kernels start side by side
+        run_all(page)
+    ran = {}
+    for page, (target, _, sentence, recording) in zip(pages, CHECKED):
+        name = target.replace("/", "-")
+        last = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]',
+                            has_text=f"{TAG} {{")
+        try:
+            last.wait_for(timeout=240_000)
+        except Exception:
+            page.screenshot(path=screenshots / f"lite-{name}-timeout.png")
+            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+            raise AssertionError(f"{target}: no numbers after {time.monotonic() - t0:.0f} s; errors: "
+                                 f"{errors.all_inner_texts()[:1]}; stderr: "
+                                 f"{outputs(page, 'application/vnd.jupyter.stderr')}; screenshot "
+                                 f"lite-{name}-timeout.png")
+        ran[target] = time.monotonic() - t0
+        page.screenshot(path=screenshots / f"lite-{name}.png", full_page=False)
+        expect(page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")).to_have_count(0)
+        # stderr holds nothing but the exact search's one line saying OR-Tools is missing
+        from course.search import NO_EXACT
+        stray = [t for t in outputs(page, "application/vnd.jupyter.stderr") if NO_EXACT not in t]
+        assert stray == [], f"{target}: unexpected stderr {stray}"
+        markdown = "\n".join(outputs(page, "text/markdown"))
+        assert sentence in markdown, f"{target}: its edition's text {sentence!r} is not in its output"
+        assert f"python -m course.recordings run {recording}" in markdown and "recorded run" in markdown, \
+            f"{target}: no note saying that {recording} is a recording, with its command"
 
-    # the numbers are the desktop edition's (this process has numpy, matplotlib, torch, OR-Tools)
-    from course import recordings
-    from course.costs import Costs
-    from course.partition import partition
-    from course.schedules import build
-    from course.search import search
-    from course.sim import simulate
+        # the numbers are the desktop edition's (numpy, matplotlib, torch and OR-Tools there)
+        browser = printed(page, TAG)
+        assert browser == desktop[target].result(timeout=400), f"{target}: browser {browser} vs desktop"
+        if target == CHECKED[0][0]:
+            print(f"\n[lite] chapter 1 numbers (browser = desktop): {browser}")
 
-    tl = simulate(build("1f1b", 4, 8))
-    res = search(4, 8, Costs(f=5, b=6, w=4, comm=1, w_mem=0.5), 4)
-    desktop = [tl.makespan, tl.bubble_ratio, tl.peak_activations, res.makespan, res.lower_bound,
-               partition([3, 1, 1, 1, 1, 1, 1, 4], 4).bottleneck]
-    browser = printed(page, "NUMBERS")
-    assert browser == desktop
-    live = recordings.decode(recordings.load("1f1b")["result"])
-    assert printed(page, "RECORDED") == [live.grad_ok, live.max_abs_err, live.timeline.makespan,
-                                         live.simulated.makespan]
-    notes = [t for t in outputs(page, "text/markdown") if "recorded run" in t]
-    assert len(notes) == 1 and "python -m course.recordings run 1f1b" in notes[0]
-
-    # the working directory is the notebook's folder on the browser's drive, and the notebook file is readable there
-    kernel = printed(page, "KERNEL")
-    assert kernel["cwd"] == "/drive" and "lite_check.ipynb" in kernel["files"] and "chapters" in kernel["files"]
-    assert kernel["meta"] == {"chapter": "lite_check", "lang": "en"}
-
-    # a slider redraws the SVG
-    slider = panel.locator(".widget-slider").first
+    # a slider of chapter 1 redraws its SVG
+    page = pages[0]
+    slider = page.locator(".widget-slider").first
+    slider.scroll_into_view_if_needed()
     before = page.wait_for_function(FIGURE_BELOW_JS, arg=slider.element_handle()).json_value()
     assert before.startswith("data:image/svg+xml")
     slider.locator(".noUi-handle").first.press("ArrowRight")
@@ -167,8 +232,8 @@ def test_the_course_runs_offline_in_the_browser(site, browser_context, screensho
     page.screenshot(path=screenshots / "lite-slider.png")
 
     hosts = sorted({urllib.parse.urlparse(u).hostname for u in requests if not u.startswith(("data:", "blob:"))})
-    print(f"[lite] printed output after {ran_s:.0f} s; numbers {browser}; recorded {printed(page, 'RECORDED')}")
-    print(f"[lite] kernel working directory {kernel['cwd']}, files {kernel['files']}")
+    print("[lite] printed numbers after " + ", ".join(f"{t} {s:.0f} s" for t, s in ran.items()))
     print(f"[lite] {len(requests)} requests to hosts {hosts}; failed: {failed}")
     assert hosts == ["127.0.0.1"], f"the page reached beyond 127.0.0.1: {hosts}"
-    page.close()
+    for context in contexts:
+        context.close()

@@ -57,12 +57,7 @@
 # </details>
 
 # %%
-import time
-
-import matplotlib.pyplot as plt
-import torch
-
-from course import plots
+from course import figure, plots, recordings
 from course.chapter import md, open_chapter
 from course.claims import claim, reveal
 from course.costs import Costs
@@ -111,7 +106,7 @@ guess_util = None   # your prediction
 # %%
 one = simulate(build("gpipe", P, 1), defaults)
 plots.gantt(one, title=f"p={P}, one micro-batch")
-plt.show()
+figure.show()
 util = sum(one.busy) / (one.p * one.makespan)
 md(reveal(guess_util, util, claim(abs(util - 1 / P) < 1e-12,
           text("util", makespan=one.makespan, busy=one.busy[0], p=P), util=util, p=P)))
@@ -159,7 +154,7 @@ gp = simulate(build("gpipe", P, M), defaults)
 md(text("gpipe-timeline", p=P, m=M))
 print(plots.ascii_timeline(gp))
 plots.gantt(gp)
-plt.show()
+figure.show()
 
 
 def idle_parts(tl, r):
@@ -432,40 +427,22 @@ md(reveal(answer_min_m, min_m, text("min-m", p=TASK_P, target=TASK_BUBBLE, p1=TA
 # On this machine one row runs at **{one:.1f}** GFLOP/s and the fastest size, {fastest} rows, at **{best:.1f}** GFLOP/s: less than a factor of 2 this time (a busy machine makes the timings of small matrices jitter; run the cell again).
 
 # %%
-H = 512
-torch.manual_seed(0)
-weight = torch.randn(H, H)
-
-
-def matmul_seconds(rows: int, budget: float = 0.01) -> float:
-    """Best wall time of one (rows x H) @ (H x H) product over repeats lasting about ``budget`` seconds."""
-    x = torch.randn(rows, H)
-    x @ weight   # warm-up
-    best, spent = float("inf"), 0.0
-    while spent < budget:
-        t0 = time.perf_counter()
-        x @ weight
-        dt = time.perf_counter() - t0
-        best, spent = min(best, dt), spent + dt
-    return best
-
-
-# One thread: on a shared laptop, threads waiting for each other would measure the scheduler, not the matmul.
-# Three sweeps, best of each size: a moment of load from elsewhere does not decide the curve.
-threads = torch.get_num_threads()
-torch.set_num_threads(1)
-sizes = [2 ** k for k in range(9)]
-seconds = {n: min(matmul_seconds(n) for _ in range(3)) for n in sizes}
-torch.set_num_threads(threads)
+H = 512   # the hidden size of the recorded case "matmul-timing"
+# The measurement is course/recordings/cases.py:matmul_seconds: x @ W for rows = 1, 2, 4, ..., 256 on one CPU thread
+# (on a shared laptop, threads waiting for each other would measure the scheduler, not the matmul), the best time of
+# repeats lasting 10 ms, best of three sweeps (a moment of load from elsewhere does not decide the curve).
+# It runs live where torch is installed; without torch (the browser edition) it shows the recorded run.
+seconds = recordings.run("matmul-timing")
+sizes = sorted(seconds)
 gflops = {n: 2 * n * H * H / seconds[n] / 1e9 for n in sizes}
 fastest = max(sizes, key=gflops.get)
 
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = figure.subplots(figsize=(6, 3))
 ax.semilogx(sizes, [gflops[n] for n in sizes], "o-", base=2)
 ax.set_xlabel("rows per matmul (micro-batch tokens)")
 ax.set_ylabel("GFLOP/s")
 ax.set_title(f"(rows x {H}) @ ({H} x {H}), one CPU thread", fontsize=10)
-plt.show()
+figure.show()
 figures = dict(one=gflops[1], fastest=fastest, best=gflops[fastest], ratio=gflops[fastest] / gflops[1])
 md(claim(gflops[fastest] >= 2 * gflops[1], text("gflops", **figures), otherwise=text("gflops-noisy", **figures)))
 
@@ -508,13 +485,13 @@ for m in ms:
     makespans[m] = simulate(build("1f1b", P, m), Costs(f=t, b=t, w=t)).makespan
 best_m = min(makespans, key=makespans.get)
 
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = figure.subplots(figsize=(6, 3))
 ax.semilogx(ms, [makespans[m] for m in ms], "o-", base=2)
 ax.plot([best_m], [makespans[best_m]], "r*", markersize=12)
 ax.set_xlabel("micro-batches m (global batch fixed)")
 ax.set_ylabel("iteration time (ms)")
 ax.set_title(f"1F1B, p={P}, {GLOBAL_ROWS} rows per iteration, measured matmul costs", fontsize=10)
-plt.show()
+figure.show()
 shape = claim(ms[0] < best_m < ms[-1], text("best-m-middle"), otherwise=text("best-m-edge"))
 md(text("best-m", best=best_m, rows=GLOBAL_ROWS // best_m, best_ms=makespans[best_m], one_ms=makespans[1],
         last=ms[-1], last_ms=makespans[ms[-1]], shape=shape))

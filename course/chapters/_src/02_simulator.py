@@ -53,9 +53,7 @@
 # %%
 import math
 
-import matplotlib.pyplot as plt
-
-from course import plots
+from course import figure, plots
 from course.chapter import md, open_chapter
 from course.claims import claim, reveal, sweep
 from course.costs import Costs
@@ -237,7 +235,7 @@ md(claim(len(trace) == n_steps and [t for t, _, _ in trace] == sorted(t for t, _
 gpipe_tl = simulate(build("gpipe", P, M), Costs())
 ofob_tl = simulate(build("1f1b", P, M), Costs())
 plots.compare([gpipe_tl, ofob_tl], memory_too=True)
-plt.show()
+figure.show()
 
 
 def same_makespan(p, m, f, backward):
@@ -467,9 +465,9 @@ def draw_gb(axes, memories, title):
         plots.memory(pm.timeline, ax=ax, curves=pm.curves(), gpu_mem=GPU, title=f"{title}, {name}")
 
 
-fig, axes = plt.subplots(1, 2, figsize=(14, 3.6), sharey=True)
+fig, axes = figure.subplots(1, 2, figsize=(14, 3.6), sharey=True)
 draw_gb(axes, real, f"GPT-3 175B, p={GB_P}, m={GB_M}, tp={TP} + SP")
-plt.show()
+figure.show()
 peak_gpipe, peak_1f1b = (max(pm.peak) for pm in real.values())
 md(claim(peak_gpipe > GPU >= peak_1f1b and real["1f1b"].peak.index(peak_1f1b) == 0,
          text("gb-compare", m=GB_M, gpipe=peak_gpipe / 1e9, gpu=GPU / 1e9, ofob=peak_1f1b / 1e9,
@@ -657,7 +655,7 @@ uneven = heavy_costs(P, HEAVY, P - 1)
 base_tl = simulate(build("1f1b", P, M), BASE)
 uneven_tl = simulate(build("1f1b", P, M), uneven)
 plots.gantt(uneven_tl, title=f"1F1B, stage {P - 1} {HEAVY:g}x heavier")
-plt.show()
+figure.show()
 
 
 def heavy_last_formula(p, m, h):
@@ -725,9 +723,9 @@ def draw_latency(ax, latencies, span, title):
     ax.legend()
 
 
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = figure.subplots(figsize=(6, 3))
 draw_latency(ax, latencies, span, f"p={P}, m={M}, F={BASE.f:g}, backward={BASE.b + BASE.w:g}")
-plt.show()
+figure.show()
 c = latencies[-1]
 extra = {s: span[s][-1] - span[s][0] for s in span}
 

@@ -1,8 +1,10 @@
 # %% [markdown] intro
-# ~~ zh c1ab72c9
+# ~~ zh 9e444e4e
 # # 第 3 章　真跑一遍：在 gloo 进程上执行 1F1B
 #
 # 前两章的 1F1B 只存在于模拟器里。这一章让它在几个真正的进程上跑起来：每个进程是一个 stage，激活和梯度通过 `torch.distributed`（gloo 后端，CPU 就能跑）点对点传递。我们会先不跑任何进程、只从 plan 推出朴素的阻塞写法会在哪里死锁，再让真的进程验证这个预测，并看哪些写法不会死锁；然后看 loss 为什么要除以 micro-batch 数，micro-batch 长度不同时又该除以什么、什么时候除；怎样证明流水线算出的梯度和单进程完全一致；以及实测的时间线怎样和模拟器对上。最后把同一个模型交给 `torch.distributed.pipelining` 的 `Schedule1F1B`，两边并排比较。术语对照见[术语表](glossary.md)。
+#
+# **在浏览器里（浏览器版）：** 这一章几乎每一格都要启动真正的 torch.distributed 进程，浏览器做不到：请在桌面版（`make lab`）里打开。浏览器里它会停在第一个需要 torch 的格子。
 #
 # ## 自测
 #
@@ -25,10 +27,12 @@
 # 5. 给每个操作补时（emulated device time）：操作真正算完之后 sleep 到它在代价模型里的时长（每个代价单位对应固定的毫秒数），并且等补时结束才把输出发出去。这样真实计算的快慢、进程对 CPU 的争抢都被盖住，实测的 makespan 就落在模拟值附近。
 #
 # </details>
-# ~~ en b35ca71a
+# ~~ en 41e7bd00
 # # Chapter 3. For real: 1F1B on gloo processes
 #
 # So far 1F1B has lived only in the simulator. This chapter runs it on real processes: each process is one stage, and activations and gradients travel point to point through `torch.distributed` (the gloo backend, which runs on a CPU). First, without starting a single process, we work out from the plan where the naive blocking version deadlocks; then real processes test that prediction, and we see which orderings do not deadlock. Then: why the loss is divided by the number of micro-batches, what to divide by when micro-batches have different lengths, and when; how to prove that the pipeline's gradients equal a single process's; and how the measured timeline lines up with the simulator. Finally the same model goes through `torch.distributed.pipelining`'s `Schedule1F1B`, side by side with ours. The [glossary](../glossary.md) pairs every term with its Chinese counterpart.
+#
+# **In the browser (the browser edition):** almost every cell of this chapter starts real torch.distributed processes, which a browser cannot do: open it in the desktop edition (`make lab`). In the browser it stops at the first cell that needs torch.
 #
 # ## Self-test
 #

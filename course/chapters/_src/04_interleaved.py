@@ -1,11 +1,13 @@
 # %% [markdown] intro
-# ~~ zh 42a7e429
+# ~~ zh 02a39d88
 # # 第 4 章　交错式 1F1B：用虚拟 stage 把 bubble 除以 v
 #
 # 前几章里，1F1B 的 bubble 占比是 $(p-1)/(m+p-1)$：要么加大 micro-batch 数 $m$（受全局 batch 和小矩阵效率限制），要么只能接受。
 # Megatron-LM 的交错调度（interleaved 1F1B，也叫 virtual pipeline）换了一个思路：**不改 $m$，把每个 rank 负责的那段模型再切细**。
 # 本章用模拟器和真实的多进程运行回答三个问题：bubble 为什么正好缩小到 $1/v$；代价（点对点通信、激活显存、整除约束）有多大；
 # 什么时候不值得。术语对照见[术语表](glossary.md)。
+#
+# **在浏览器里（浏览器版）：** 请 torch 排出它的顺序的格子（`course.torch_bridge`）和多进程真跑（`course.live`）要 torch：浏览器里它们显示录制的结果（会注明，并给出重跑的命令），桌面版（`make lab`）里实时运行。
 #
 # ## 自测
 #
@@ -31,12 +33,14 @@
 #    激活显存反而不是理由：rank 0 的峰值是 $p + (p-1)/v$ 份，比 1F1B 多的 $(p-1)/v$ 随 $v$ 增大而变小。
 #
 # </details>
-# ~~ en ebf0607c
+# ~~ en d2156447
 # # Chapter 4. Interleaved 1F1B: virtual stages divide the bubble by v
 #
 # In the chapters so far, 1F1B's bubble fraction is $(p-1)/(m+p-1)$: either we raise the number of micro-batches $m$ (limited by the global batch and by the efficiency of small matrix products), or we live with it.
 # Megatron-LM's interleaved schedule (interleaved 1F1B, also called the virtual pipeline) takes another route: **keep $m$, and cut each rank's share of the model into finer pieces**.
 # With the simulator and real multi-process runs this chapter answers three questions: why the bubble shrinks to exactly $1/v$; what it costs (point-to-point traffic, activation memory, divisibility constraints); and when it is not worth it. The [glossary](../glossary.md) pairs every term with its Chinese counterpart.
+#
+# **In the browser (the browser edition):** the cells that ask torch for its orders (`course.torch_bridge`) and the multi-process run (`course.live`) need torch: the browser shows their recorded results (marked as such, with the command that reruns them), the desktop edition (`make lab`) runs them live.
 #
 # ## Self-test
 #
@@ -480,39 +484,41 @@ for bad_m in (6, 3):
         print(f"m={bad_m}: {err}")
 
 # %% [markdown] flex-rule
-# ~~ zh df794eb4
+# ~~ zh 536fb385
 # 这不是交错调度本身的限制。torch 的 `ScheduleInterleaved1F1B`（第 8 节拿来对照的正是这个类）用了 Llama 3 训练时的放宽版（`flex_pp`）：
 # 轮数 $R = \max(1, \lfloor m/p \rfloor)$，每组 $m/R$ 个 micro-batch，只要求 $m$ 能被 $R$ 整除。组里的 micro-batch 多于 $p$ 时，预热也要多做前向。
-# 本库的 `interleaved-flex` 按同样的规则排。下一格请 torch 排出 $m = 1, 2, \dots$ 的顺序，再在随机的 $p$、$v$、$m$ 上请它排（这一格要 torch）：
-# ~~ en 8fe10157
+# 本库的 `interleaved-flex` 按同样的规则排。下一格请 torch 排出 $m = 1, 2, \dots$ 的顺序，再在随机的 $p$、$v$、$m$ 上请它排（有 torch 时实时问它；没有 torch 时，比如浏览器版，显示录制的回答）：
+# ~~ en 0a7b9b7b
 # That is not a limit of interleaving as such. torch's `ScheduleInterleaved1F1B` (the class section 8 compares with) uses the relaxed version of Llama 3's training (`flex_pp`):
 # $R = \max(1, \lfloor m/p \rfloor)$ rounds of $m/R$ micro-batches each, which only needs $m$ to be a multiple of $R$. When a group holds more than $p$ micro-batches, the warm-up runs more forwards too.
-# The library's `interleaved-flex` follows the same rule. The next cell has torch order $m = 1, 2, \dots$, and then random $p$, $v$ and $m$ (this cell needs torch):
+# The library's `interleaved-flex` follows the same rule. The next cell has torch order $m = 1, 2, \dots$, and then random $p$, $v$ and $m$ (asked live where torch is installed; without torch, as in the browser edition, the recorded answers):
 
 # %%
-from course.torch_bridge import torch_plan  # noqa: E402  (imports torch)
+from course import recordings  # noqa: E402
+from course.recordings.cases import CH4_FLEX_SWEEP, plan_digest  # noqa: E402
+
+# torch's orders through course.torch_bridge.torch_plan (course/recordings/cases.py:torch_orders): asked live where
+# torch is installed; without torch (the browser edition) the recorded answers.
+torch_orders = recordings.run("torch-interleaved-orders")
 
 
 def torch_or_refusal(p, m, v):
     """torch's ScheduleInterleaved1F1B as a Plan, or the first line of the error it refuses (p, m, v) with."""
-    try:
-        return torch_plan("ScheduleInterleaved1F1B", p, m, v=v)
-    except ValueError as err:
-        return str(err).strip().splitlines()[0]
+    return torch_orders["plans"]["ScheduleInterleaved1F1B", p, m, v]
 
 
 def flex_is_torch(p, v, m):
     """interleaved-flex refuses exactly the m torch refuses, and orders every other m op for op as torch does."""
-    theirs = torch_or_refusal(p, m, v)
+    theirs = torch_orders["digests"]["ScheduleInterleaved1F1B", p, m, v]   # plan_digest of torch's order, or its refusal
     try:
         ours = build("interleaved-flex", p, m, v=v)
     except ValueError:
-        return isinstance(theirs, str)
-    return not isinstance(theirs, str) and theirs.format() == ours.format() and theirs.placement == ours.placement
+        return not theirs.startswith("sha256:")
+    return theirs == plan_digest(ours)       # the same order and placement
 
 
 torch_flex = {mm: torch_or_refusal(p, mm, v) for mm in range(1, 3 * p + 1)}
-torch_sw = sweep(flex_is_torch, {"p": (2, 8), "v": (2, 4), "m": (1, 32)}, n=100, seed=6)
+torch_sw = sweep(flex_is_torch, **CH4_FLEX_SWEEP)      # {"p": (2, 8), "v": (2, 4), "m": (1, 32)}, n=100, seed=6
 
 # %% [text] flex-head
 # ~~ zh 604d7faa
@@ -672,22 +678,20 @@ md(reveal(answer_best_v, best_v, claim(
     spans=task_spans, best_low=best_low, best_mid=best_mid, **best_v_sw.figures())))
 
 # %% [markdown] torch-compare
-# ~~ zh 7434ba26
+# ~~ zh 24200bce
 # ## 8. 和 torch.distributed.pipelining 对照
 #
 # PyTorch 自带的 `ScheduleInterleaved1F1B` 也实现了 Megatron 的交错顺序（$m$ 是 $p$ 的倍数时就是经典版本，见第 6 节）。`course.torch_bridge` 不建进程组、不建模型，
-# 只把它排出的 `pipeline_order` 翻译成本库的 `Plan`，于是可以逐个算子比较，并放进同一个模拟器。下一格请 torch 排出这个顺序和第二种交错顺序（广度优先，见下文），这一格要 torch：
-# ~~ en 9a40e605
+# 只把它排出的 `pipeline_order` 翻译成本库的 `Plan`，于是可以逐个算子比较，并放进同一个模拟器。下一格取出 torch 排出的这个顺序和第二种交错顺序（广度优先，见下文），两者都已在前面请 torch 排序的那一格里问过：
+# ~~ en 43788537
 # ## 8. Side by side with torch.distributed.pipelining
 #
 # PyTorch's own `ScheduleInterleaved1F1B` implements Megatron's interleaved order as well (the classic version when $m$ is a multiple of $p$, see section 6). `course.torch_bridge` builds no process group and no model;
-# it only translates the `pipeline_order` torch computes into a course `Plan`, which can then be compared op for op and run through the same simulator. The next cell has torch order this schedule and a second interleaved order (breadth-first, see below); it needs torch:
+# it only translates the `pipeline_order` torch computes into a course `Plan`, which can then be compared op for op and run through the same simulator. The next cell takes torch's order for this schedule and a second interleaved order (breadth-first, see below), both asked for in the earlier cell that has torch order them:
 
 # %%
-from course.torch_bridge import torch_plan  # noqa: E402,F811  (imports torch)
-
-theirs = torch_plan("ScheduleInterleaved1F1B", p, m, v=v)
-theirs_bfs = torch_plan("ScheduleLoopedBFS", p, m, v=v)
+theirs = torch_orders["plans"]["ScheduleInterleaved1F1B", p, m, v]     # torch_plan(...), asked in section 6's cell
+theirs_bfs = torch_orders["plans"]["ScheduleLoopedBFS", p, m, v]
 
 # %% [text] torch-same
 # ~~ zh c86ce4b1
@@ -759,24 +763,25 @@ md(claim(breadth_sw.holds and theirs_bfs.format() == bfs.format() and close(bf.m
          df_c=df_c, bf_c=bf_c, **breadth_sw.figures()))
 
 # %% [markdown] live-intro
-# ~~ zh feb81abb
+# ~~ zh ae7ea50d
 # ## 9. 真跑一遍：多进程上的交错调度
 #
 # 同一个 `Plan` 交给 `course.live`：每个 rank 一个 gloo 进程，每个进程持有 $v$ 个不相邻的 chunk（一叠 Linear+Tanh），
 # 激活和梯度用带标签的异步消息传递。运行结束后，每个参数的梯度都和单进程在整个 batch 上算出的梯度比较。
-# `emulate=True` 把每个算子补齐到模型里的时长，所以测得的时间线应当和模拟的形状一致。下一格启动进程（要 torch），再下一格看结果：
-# ~~ en 8ec4a298
+# `emulate=True` 把每个算子补齐到模型里的时长，所以测得的时间线应当和模拟的形状一致。下一格启动进程（有 torch 时实时运行，没有 torch 时显示录制的结果），再下一格看结果：
+# ~~ en 7700a785
 # ## 9. A real run: the interleaved schedule on several processes
 #
 # The same `Plan` goes to `course.live`: one gloo process per rank, each holding $v$ chunks that are not neighbours (a stack of Linear+Tanh),
 # with activations and gradients passed as tagged asynchronous messages. After the run every parameter gradient is compared with the one a single process computes on the whole batch.
-# `emulate=True` pads every operation to its modelled duration, so the measured timeline should have the simulated one's shape. The next cell starts the processes (it needs torch); the one after shows the result:
+# `emulate=True` pads every operation to its modelled duration, so the measured timeline should have the simulated one's shape. The next cell starts the processes (live where torch is installed, the recorded run without it); the one after shows the result:
 
 # %%
-from course.live import run_plan  # noqa: E402  (starts processes only when called)
-
 live_plan = build("interleaved", 2, 4, v=2)
-live = run_plan(live_plan, Costs(), emulate=True)
+# recordings.run("interleaved-emulated") is course.live.run_plan(live_plan, Costs(), emulate=True): live where torch
+# is installed, the recorded run without torch (the browser edition).
+live = recordings.run("interleaved-emulated")
+assert live.plan == live_plan
 
 # %% [text] live-grad
 # ~~ zh 5aae095b

@@ -1,5 +1,5 @@
 # %% [markdown] intro
-# ~~ zh a41735ed
+# ~~ zh f4b0490b
 # # 第 5 章　零 bubble：把反向拆成 B 和 W
 #
 # 1F1B 和交错调度都把"反向"当成一个整体。Zero Bubble（Qi et al., 2023）注意到反向里有两件事：
@@ -7,6 +7,8 @@
 # 把后者拆出来、挪到原本空闲的地方，bubble 就能被填上。本章先手算一个 Linear 的两种梯度，再看 ZB-H1、ZB-H2 的时间线和显存，
 # 然后认真回答"零"到底指什么，在多进程上真跑 ZB-H1；接着换一个角度，把显存当成可以设计的量（V-Min、V-Half、V-ZB），
 # 最后让程序在显存上限下搜索调度。术语和记号见[术语表](glossary.md)。
+#
+# **在浏览器里（浏览器版）：** 第 1 节的 autograd 和第 5 节的多进程真跑显示录制的结果（会注明，并给出重跑的命令）；第 7 节里 CP-SAT 的证明需要 OR-Tools，只有桌面版能跑，浏览器里显示启发式的计划和它证明的下界。
 #
 # ## 自测
 #
@@ -36,7 +38,7 @@
 #    1F1B 的 rank $r$：$l = (p-r)(F+B+W)$、$T = F+B+W$，正好 $p-r$ 份。想省显存，就得缩短 lifespan（第 6 节）。
 #
 # </details>
-# ~~ en fd61c851
+# ~~ en 0176e0a2
 # # Chapter 5. Zero bubble: splitting the backward into B and W
 #
 # 1F1B and the interleaved schedules treat "the backward" as one piece. Zero Bubble (Qi et al., 2023) noticed that it does two things:
@@ -44,6 +46,8 @@
 # Split the second one off, move it into time that would otherwise be idle, and the bubble fills up. This chapter first works out both gradients of a Linear layer by hand, then looks at the timelines and memory of ZB-H1 and ZB-H2,
 # asks carefully what "zero" means, and runs ZB-H1 on several processes. It then turns the question around and treats memory as something to design (V-Min, V-Half, V-ZB),
 # and ends with a program that searches for schedules under a memory cap. Terms and notation are in the [glossary](../glossary.md).
+#
+# **In the browser (the browser edition):** section 1's autograd and section 5's multi-process run show recorded results (marked as such, with the command that reruns them); CP-SAT's proofs in section 7 need OR-Tools and run only in the desktop edition, and the browser shows the heuristic's plan with its proven lower bound.
 #
 # ## Self-test
 #
@@ -75,10 +79,7 @@
 # </details>
 
 # %%
-import matplotlib.pyplot as plt
-import torch
-
-from course import formulas, plots
+from course import figure, formulas, plots, recordings
 from course.chapter import md, open_chapter
 from course.claims import claim, reveal, sweep
 from course.costs import Costs
@@ -138,18 +139,11 @@ def rounded(xs):
 # dX: shape {dx_shape}, largest difference from autograd {err_dx:.1e}; dW: shape {dw_shape}, largest difference {err_dw:.1e}.
 
 # %%
-torch.manual_seed(0)
-n, d_in, d_out = 6, 5, 3
-X = torch.randn(n, d_in, dtype=torch.float64, requires_grad=True)
-W = torch.randn(d_in, d_out, dtype=torch.float64, requires_grad=True)
-dY = torch.randn(n, d_out, dtype=torch.float64)          # what the next stage sends back
-
-(X @ W).backward(dY)                                       # autograd: fills X.grad and W.grad
-dX_hand = dY @ W.detach().T                                # B: input gradient, needs dY and W
-dW_hand = X.detach().T @ dY                                # W: weight gradient, needs dY and the saved input X
-err_dx = (dX_hand - X.grad).abs().max().item()
-err_dw = (dW_hand - W.grad).abs().max().item()
-md(text("linear-check", dx_shape=tuple(dX_hand.shape), err_dx=err_dx, dw_shape=tuple(dW_hand.shape), err_dw=err_dw))
+# torch's autograd runs live where torch is installed; without torch (the browser edition) this is the recorded run.
+md(f"```python\n{recordings.source('linear-backward')}```")
+lin = recordings.run("linear-backward")
+err_dx, err_dw = lin["err_dx"], lin["err_dw"]
+md(text("linear-check", dx_shape=tuple(lin["dx_shape"]), err_dx=err_dx, dw_shape=tuple(lin["dw_shape"]), err_dw=err_dw))
 assert err_dx < 1e-12 and err_dw < 1e-12
 
 # %% [markdown] motivation
@@ -181,21 +175,10 @@ assert err_dx < 1e-12 and err_dw < 1e-12
 # Largest difference between B followed by W and the full backward: {err:.1e} ({n} parameter tensors).
 
 # %%
-torch.manual_seed(1)
-stage = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 8)).double()
-x = torch.randn(4, 8, dtype=torch.float64, requires_grad=True)
-dy = torch.randn(4, 8, dtype=torch.float64)
-
-y = stage(x)
-(dx,) = torch.autograd.grad(y, x, dy, retain_graph=True)      # B now: the previous stage is waiting for dx
-dws = torch.autograd.grad(y, list(stage.parameters()), dy)     # W later: only this rank's optimizer needs it
-
-stage.zero_grad()
-x_ref = x.detach().requires_grad_()
-stage(x_ref).backward(dy)                                     # the unsplit backward, for reference
-err_split = max([(dx - x_ref.grad).abs().max().item()] +
-                [(g - q.grad).abs().max().item() for g, q in zip(dws, stage.parameters())])
-md(text("split-check", err=err_split, n=len(dws)))
+md(f"```python\n{recordings.source('split-backward')}```")
+split = recordings.run("split-backward")
+err_split = split["err"]
+md(text("split-check", err=err_split, n=split["tensors"]))
 assert err_split < 1e-12
 
 # %% [markdown] split-cost
@@ -283,7 +266,7 @@ tls = {name: simulate(plan, costs) for name, plan in plans.items()}
 for name, plan in plans.items():
     print(f"{name:6s} rank 0: {' '.join(plan.rank_tokens(0))}")
 fig = plots.compare(list(tls.values()), memory_too=True)
-plt.show()
+figure.show()
 
 # %% [text] plans-table
 # ~~ zh 80d9fef2
@@ -542,10 +525,10 @@ real_share = w_mem_share(GPT3, cfg_zb)
 cases = {"1f1b": ("1f1b", 1.0), "zb-h1, w_mem=1": ("zb-h1", 1.0), f"zb-h1, w_mem={real_share:.2f}": ("zb-h1", real_share),
          f"zb-h2, w_mem={real_share:.2f}": ("zb-h2", real_share)}
 zb_mem = {label: pipeline_memory(build(name, 8, 32), GPT3, cfg_zb, Costs(w_mem=wm)) for label, (name, wm) in cases.items()}
-fig, axes = plt.subplots(1, len(zb_mem), figsize=(16, 3.4), sharey=True)
+fig, axes = figure.subplots(1, len(zb_mem), figsize=(16, 3.4), sharey=True)
 for ax, (label, pm) in zip(axes, zb_mem.items()):
     plots.memory_bars(pm.ranks, ax=ax, gpu_mem=GPU, title=label)
-plt.show()
+figure.show()
 acts = {label: [r.activations for r in pm.ranks] for label, pm in zb_mem.items()}
 peak = {label: max(pm.peak) for label, pm in zb_mem.items()}
 h1_real, h2_real = list(acts)[2], list(acts)[3]
@@ -720,14 +703,14 @@ md(text("periods-window") + "\n\n"
 K_show = 3
 with_barrier = simulate_iterations(plans["zb-h2"], costs, iterations=K_show, sync=True)
 post_validated = simulate_iterations(plans["zb-h2"], costs, iterations=K_show, sync=False)
-fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 4), sharex=True)
+fig, (top, bottom) = figure.subplots(2, 1, figsize=(12, 4), sharex=True)
 plots.gantt(with_barrier.timeline, ax=top, labels=False,
             title=f"zb-h2, {K_show} iterations with a barrier: {with_barrier.timeline.makespan:g}")
 plots.gantt(post_validated.timeline, ax=bottom, labels=False,
             title=f"zb-h2, {K_show} iterations with post-validation: {post_validated.timeline.makespan:g}")
 bottom.set_xlim(0, with_barrier.timeline.makespan)
 fig.tight_layout()
-plt.show()
+figure.show()
 
 # %% [markdown] b-longer
 # ~~ zh 54ff2466
@@ -945,10 +928,11 @@ md(reveal(answer_w, zero_at, text("reveal-w", w=zero_at)))
 # The next cell starts the processes and records the results; the one after only reads them.
 
 # %%
-from course.live import run_plan  # noqa: E402  (starts processes only when called)
-
 live_p, live_m, live_costs = 4, 8, Costs(f=1, b=1, w=1)
-live = {name: run_plan(build(name, live_p, live_m), live_costs, emulate=True) for name in ("1f1b", "zb-h1")}
+# recordings.run("zb-h1-emulated") is run_plan(build("zb-h1", live_p, live_m), live_costs, emulate=True) from
+# course.live, run live where torch is installed; without torch (the browser edition) it shows the recorded run.
+live = {name: recordings.run(f"{name}-emulated") for name in ("1f1b", "zb-h1")}
+assert all(r.plan.p == live_p and r.plan.m == live_m and r.options.costs == live_costs for r in live.values())
 live_sim = {name: simulate(build(name, live_p, live_m), live_costs).makespan for name in live}
 
 # %% [text] live-grads
@@ -983,7 +967,7 @@ md(claim(all(r.grad_ok for r in live.values()),
    + " " + claim(ratio_measured < 1 and abs(ratio_measured - ratio_sim) <= 0.1, text("live-close"),
                  otherwise=text("live-far", cores=os.cpu_count(), ranks=live_p)))
 fig = plots.compare([live["1f1b"].timeline, live["zb-h1"].timeline], titles=["1f1b measured", "zb-h1 measured"])
-plt.show()
+figure.show()
 
 # %% [markdown] memory-knob
 # ~~ zh b14c874c
@@ -1414,8 +1398,9 @@ def search_explorer(fig, b, w, cap, exact):
     tl = simulate(res.plan, c)
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     verdict = "proven optimal" if res.optimal else f"gap <= {res.gap:.1%}"
+    method = "no OR-Tools, heuristic" if "exact_unavailable" in res.details else res.method   # the browser edition
     plots.gantt(tl, ax=left, labels=False,
-                title=f"{res.method}: makespan {res.makespan:.4g}, bound {res.lower_bound:.4g} ({verdict})")
+                title=f"{method}: makespan {res.makespan:.4g}, bound {res.lower_bound:.4g} ({verdict})")
     plots.memory(tl, ax=right, title=f"activations (cap {cap:g})")
     right.axhline(cap, color="red", linestyle="--", linewidth=1)
 
@@ -1574,6 +1559,7 @@ md(claim(never_worse, text("same-memory-never-worse"), rows=cmp_rows)
 
 # %%
 from course import papers  # noqa: E402
+from course.search import EXACT_AVAILABLE  # noqa: E402
 
 zb_rows = papers.zero_bubble([s for s in papers.ZB_SETTINGS if s.p == 8])
 kinds = ("1f1b", "zb-h1", "zb-h2", "zb-2p")
@@ -1614,8 +1600,16 @@ md(claim(reproduced and h1_at_p, text("zb-reproduced", n=sum(len(r["bubble"]) fo
 # ~~ en 847456c8
 # One row is not reproduced: the course's V-Half repeats its building block without the paper's reordering of the two ends, and its bubble is {ours:.3f} against the published $B/2$ of {published:.3f}.
 
+# %% [text] no-ortools
+# ~~ zh 20dc143b
+# 这里没有 OR-Tools（浏览器版就没有）：上表里"证明最优"的一列是启发式的计划和它自己证明的下界，证明不了的行已经标出；这句结论要靠 CP-SAT 的证明，请在桌面版里运行这一格。
+# ~~ en c39b37f2
+# OR-Tools is missing here (the browser edition never has it): the table's proven-best column is the heuristic's plan with its own proven lower bound, and the rows it cannot prove are marked. This conclusion rests on CP-SAT's proofs: run this cell in the desktop edition.
+
 # %%
-cm_rows = {r["schedule"]: r for r in papers.controllable_memory(((4, 8),), exact_time_limit=10)}
+# CP-SAT proves the last column; without OR-Tools (the browser edition) it is the heuristic with its proven bound.
+cm_rows = {r["schedule"]: r for r in papers.controllable_memory(((4, 8),),
+                                                                exact_time_limit=10 if EXACT_AVAILABLE else None)}
 cm_lines = [f"| {name} | {r['bubble_published']:.3f} ({r['bubble_formula']}) | {r['bubble']:.3f} | "
             f"{r['memory_published']:g} | {r['memory']:g} | {r['makespan_bubble']:.3f} | {r['search_bubble']:.3f}"
             + ("" if r["search_optimal"] else " " + text("not-proven")) + " |" for name, r in cm_rows.items()]
@@ -1627,7 +1621,8 @@ vhalf = vs["v-half"]
 md(claim(vs["v-zb"]["bubble"] < 1e-9 and v_memory and v_beat_search,
          text("cm-claims", vzb_mem=vs["v-zb"]["memory"], vzb_mk=vs["v-zb"]["makespan_bubble"],
               vmin=vs["v-min"]["memory"], vhalf=vhalf["memory"], best_vmin=vs["v-min"]["search_bound"],
-              vmin_mk=vs["v-min"]["makespan_bubble"]), rows=vs)
+              vmin_mk=vs["v-min"]["makespan_bubble"]),
+         otherwise=None if EXACT_AVAILABLE else text("no-ortools"), rows=vs)
    + "\n\n" + claim(vhalf["bubble"] > vhalf["bubble_published"] + 0.01,
                      text("cm-vhalf", ours=vhalf["bubble"], published=vhalf["bubble_published"]), row=vhalf))
 
@@ -1686,7 +1681,8 @@ wide = [r for r in zb1p if r["w"] > r["f"]]
 md(claim(all(r["verdict"] == "optimal" for r in kept) and freed["verdict"] == "beaten"
          and all(r["verdict"] == "contradicted" for r in wide),
          text("zb1p-claims", beaten=freed["optimum"], claimed=freed["claimed"], promise=wide[0]["claimed"],
-              least=min(r["bound"] for r in wide)), rows=zb1p))
+              least=min(r["bound"] for r in wide)),
+         otherwise=None if EXACT_AVAILABLE else text("no-ortools"), rows=zb1p))
 
 # %% [markdown] summary
 # ~~ zh 0f065911

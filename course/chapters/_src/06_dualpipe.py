@@ -199,9 +199,12 @@ md(text("zbv-result", p=p, m=m, makespan=tl_zbv.makespan, idle=rounded(tl_zbv.id
 # PyTorch's `ScheduleZBVZeroBubble` implements ZB-V too. Translate the order it produces into a `Plan` (`course.torch_bridge`, no process group needed) and compare:
 
 # %%
-from course.torch_bridge import torch_plan  # noqa: E402  (imports torch)
+from course import recordings  # noqa: E402
 
-theirs = torch_plan("ScheduleZBVZeroBubble", p, m)
+# recordings.run("torch-zbv-order") is course.torch_bridge.torch_plan("ScheduleZBVZeroBubble", 4, 8), torch's order
+# as a Plan: computed live where torch is installed, the recorded one without torch (the browser edition).
+theirs = recordings.run("torch-zbv-order")
+assert (theirs.p, theirs.m) == (p, m)
 
 # %% [text] torch-same
 # ~~ zh bb3d91ed

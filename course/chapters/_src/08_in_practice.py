@@ -1,8 +1,10 @@
 # %% [markdown] intro
-# ~~ zh 0c9f95e7
+# ~~ zh 5fc5edd3
 # # 第 8 章　实战：读 trace、找 hang、对上 torch、放进 3D 并行
 #
 # 前面几章的调度都在模拟器里排得整整齐齐。真实训练里拿到的是一条实测的 trace：哪里空了、为什么空、hang 住时停在哪，都要自己读出来。这一章在 $p$ 个 gloo 进程上真跑 plan（$p$ 见第 1 节的代码），把 trace 的空闲拆成调度本身的 bubble、不均衡、通信和开销，再看显存；然后故意造一个 hang，看怎样找到它；接着把课程的 plan 对应到 `torch.distributed.pipelining` 的 action；再看 PP 在 TP、DP 之间的位置；最后是一个"PP 门诊"：工程师最常问的六个问题，每个都配一段能跑的复现和检查。术语见[术语表](glossary.md)。
+#
+# **在浏览器里（浏览器版）：** 这一章的多进程真跑、卡死的排查和与 torch.distributed.pipelining 的对照都要 torch，只有桌面版（`make lab`）能跑；浏览器里它会停在第一个需要 torch 的格子。
 #
 # ## 自测
 #
@@ -24,10 +26,12 @@
 # 6. 梯度变成了正确值的 $m$ 倍，而 Adam 的更新量对梯度乘上一个常数不敏感（一阶矩和二阶矩的平方根一起放大）。SGD 的步长、梯度裁剪的阈值和记录下来的 loss 都会跟着变成 $m$ 倍，换掉优化器或改了 $m$ 才露出来（§9.2）。
 #
 # </details>
-# ~~ en 03126494
+# ~~ en 4b7efef4
 # # Chapter 8. In practice: reading traces, finding hangs, matching torch, fitting into 3D parallelism
 #
 # In the earlier chapters every schedule was laid out neatly by the simulator. A real training job gives you a measured trace instead, and you have to read off where time went idle, why, and where each rank stopped when the job hangs. This chapter runs plans on $p$ gloo processes ($p$ is set in the code of section 1) and splits the idle time of the trace into the schedule's own bubble, imbalance, and communication and overhead; then it looks at memory. Next it provokes a hang and shows how to locate it, maps the course's plans onto the actions of `torch.distributed.pipelining`, and places PP between TP and DP. It ends with a "PP clinic": the six questions practitioners ask most, each answered by a small reproduction you can run, with a check. The [glossary](../glossary.md) has every term.
+#
+# **In the browser (the browser edition):** this chapter's multi-process runs, the hunt for a hang and the comparison with torch.distributed.pipelining need torch and run only in the desktop edition (`make lab`); in the browser it stops at the first cell that needs torch.
 #
 # ## Self-test
 #
@@ -60,9 +64,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-
-from course import plots
+from course import figure, plots
 from course.attribution import attribute, window_idle
 from course.chapter import md, open_chapter
 from course.claims import claim, reveal, sweep
@@ -134,11 +136,11 @@ run = run_plan(plan, Costs(), emulate=True, unit_ms=UNIT_MS)
 print(text("cpus", cpus=os.cpu_count(), p=P))
 print(run)
 
-fig, axes = plt.subplots(2, 1, figsize=(10, 4.2))
+fig, axes = figure.subplots(2, 1, figsize=(10, 4.2))
 plots.gantt(run.timeline, ax=axes[0])
 plots.gantt(run.simulated, ax=axes[1])
 fig.tight_layout()
-plt.show()
+figure.show()
 extra_ms = (run.measured_makespan - run.simulated_makespan) * 1e3
 md(claim(run.grad_ok, text("grad-ok", err=run.max_abs_err), max_abs_err=run.max_abs_err)
    + space() + text("makespans", measured=run.measured_makespan * 1e3, simulated=run.simulated_makespan * 1e3, ratio=run.ratio)
@@ -323,7 +325,7 @@ heavy = [1.0, 1.0, 1.0, 2.0]
 uneven_costs = Costs(f=heavy, b=heavy, w=heavy)   # full backward = b + w = 2 x forward
 uneven = run_plan(plan, uneven_costs, emulate=True, unit_ms=UNIT_MS)
 plots.gantt(uneven.timeline, title="1F1B measured, last stage 2x heavier")
-plt.show()
+figure.show()
 
 # %% [markdown] predict-grows
 # ~~ zh 972f1092
@@ -528,11 +530,11 @@ guess_gpipe_peak = None     # a rank number or "all"
 
 # %%
 gpipe_run = run_plan(build("gpipe", P, M), Costs(), emulate=True, unit_ms=UNIT_MS)
-fig, axes = plt.subplots(1, 2, figsize=(11, 3))
+fig, axes = figure.subplots(1, 2, figsize=(11, 3))
 plots.memory(gpipe_run.timeline, ax=axes[0])
 plots.memory(run.timeline, ax=axes[1])
 fig.tight_layout()
-plt.show()
+figure.show()
 
 
 def peak_ranks(tl):
