@@ -49,7 +49,7 @@ def choose_backend() -> str:
 BACKEND = choose_backend()
 
 
-def Patch(*, color, label: str):   # noqa: N802  (stands in for the class matplotlib.patches.Patch)
+def Patch(*, color, label: str):   # stands in for the class matplotlib.patches.Patch
     """A legend handle for ``legend(handles=[...])``: matplotlib's Patch with matplotlib, else a Swatch."""
     if BACKEND == "matplotlib":
         from matplotlib.patches import Patch as MplPatch

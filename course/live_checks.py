@@ -59,7 +59,7 @@ def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout
     """Each rank's record of one ``train_step`` (plain data), its messages through the relay at ``relay``.  A
     deadlock or a job slower than ``timeout`` fails with a clear message and no worker survives; an exception in
     the learner's code becomes a LearnerError."""
-    from course.live import launcher  # noqa: PLC0415  (torch only when a live check runs)
+    from course.live import launcher  # torch only when a live check runs
 
     try:
         return launcher.launch(_record_rank, world_size, (train_step, m, seed, relay), timeout, backend=None,

@@ -55,7 +55,7 @@ def changed(before: dict, now: dict) -> list[str]:
 def executed_cells() -> list[str]:
     """The source of every cell this IPython kernel has run so far, in order (the current one last)."""
     try:
-        shell = get_ipython()  # noqa: F821  (defined in an IPython kernel)
+        shell = get_ipython()  # defined in an IPython kernel
     except NameError:
         raise RuntimeError("load_submission runs in a notebook kernel (IPython)") from None
     return list(shell.history_manager.input_hist_raw[1:])

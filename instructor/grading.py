@@ -157,7 +157,7 @@ class Grader:
 
     def __init__(self, context: dict):
         sys.path[:0] = [str(Path(context["repo"]) / "instructor"), context["repo"]]
-        import regrade  # noqa: PLC0415  (instructor/regrade.py)
+        import regrade  # instructor/regrade.py
         from nbgrader.apps import NbGraderAPI  # noqa: PLC0415
 
         self.regrade = regrade
@@ -247,7 +247,7 @@ def serve_regrade() -> None:
     inp = sys.stdin.buffer
     context = receive(inp)
     sys.path.insert(0, str(Path(context["repo"]) / "instructor"))
-    import regrade  # noqa: PLC0415  (instructor/regrade.py)
+    import regrade  # instructor/regrade.py
 
     with contextlib.ExitStack() as stack:
         try:

@@ -26,7 +26,7 @@ import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository: course, practice
-from course.i18n import tr  # noqa: E402  (COURSE_LANG, which the judge sets, picks the language)
+from course.i18n import tr  # COURSE_LANG, which the judge sets, picks the language
 
 OUTPUT_LIMIT = 2000
 

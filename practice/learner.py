@@ -50,7 +50,7 @@ def main() -> None:
     from practice import wire
     import course.checks
     from course.i18n import tr   # COURSE_LANG, which the judge sets, picks the language
-    import course.plan  # noqa: F401  (Plans passed in are rebuilt with it)
+    import course.plan  # Plans passed in are rebuilt with it
     workdir = os.getcwd()
     sys.path.insert(0, workdir)
     submission_file = os.path.join(workdir, "submission.py")

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hub  # noqa: E402  (instructor/hub/hub.py)
+import hub  # instructor/hub/hub.py
 from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
 
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
