@@ -17,13 +17,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.costs import Costs  # noqa: E402
-from course.plan import ops_of  # noqa: E402
-from course.schedules import build  # noqa: E402
-from course.sim_compiled import CompiledPlan  # noqa: E402
+from course.costs import Costs
+from course.plan import ops_of
+from course.schedules import build
+from course.sim_compiled import CompiledPlan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from targets import Targets  # noqa: E402
+from targets import Targets
 
 P, M = 64, 1024
 TARGET = 2.0

@@ -29,10 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.costs import Costs  # noqa: E402
-from course.search import Problem, evaluate, exact, heuristic, within_cap  # noqa: E402
-from course.search.zb_auto import paper_choice, zb_auto_schedules  # noqa: E402
-from targets import Targets  # noqa: E402
+from targets import Targets
+
+from course.costs import Costs
+from course.search import Problem, evaluate, exact, heuristic, within_cap
+from course.search.zb_auto import paper_choice, zb_auto_schedules
 
 F, B, W, COMM, W_MEM = 5.0, 6.0, 4.0, 1.0, 0.5
 

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.ordering import SCENARIOS, order_effect, skewed_workloads  # noqa: E402
+from course.ordering import SCENARIOS, order_effect, skewed_workloads
 
 P = 4
 QUANTILES = (0.0, 0.1, 0.5, 0.9, 1.0)

@@ -24,14 +24,25 @@ since the last ``show()``, as pyplot does.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from collections.abc import Sequence
 
-from .figure_elements import (NAMED, TAB10, Axis, Box, Legend, Line, Rect, RefLine, Span, Swatch, Text, box_stats,
-                              color_hex, parse_fmt, quantile)
+from .figure_elements import (
+    TAB10,
+    Axis,
+    Box,
+    Legend,
+    Line,
+    Rect,
+    RefLine,
+    Span,
+    Swatch,
+    Text,
+    box_stats,
+    color_hex,
+    parse_fmt,
+)
 from .optional import importable
 
 BACKENDS = ("matplotlib", "svg")
@@ -61,7 +72,7 @@ class Panel:
     """One plot area; mirrors the matplotlib Axes methods the course uses.  Bound to a matplotlib Axes
     (``panel(ax)``), it also draws each element there as it is added."""
 
-    def __init__(self, figure: "Figure | None" = None, mpl_axes=None):
+    def __init__(self, figure: Figure | None = None, mpl_axes=None):
         self.figure, self.mpl = figure, mpl_axes
         self.elements: list = []
         self.x, self.y = Axis(), Axis()

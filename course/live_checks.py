@@ -78,7 +78,7 @@ def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout
 
 def pipeline_problem(world_size: int, m: int, seed: int):
     """The stages (one seeded Linear + Tanh chunk per rank), the m micro-batches and their targets."""
-    from course.live.model import Chunk, ModelConfig, make_batch  # noqa: PLC0415
+    from course.live.model import Chunk, ModelConfig, make_batch
 
     cfg = ModelConfig(width=WIDTH, blocks_per_stage=1, microbatch_size=ROWS, seed=seed)
     x, y = make_batch(cfg, m)
@@ -94,10 +94,10 @@ def digest(tensor) -> str:
 
 def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int, relay_address: str) -> dict:
     """The launcher's target: this rank's stage, hooked, on the relay's process group; then ``train_step``."""
-    import torch  # noqa: PLC0415
-    import torch.distributed as dist  # noqa: PLC0415
+    import torch
+    import torch.distributed as dist
 
-    from course.live import relay  # noqa: PLC0415
+    from course.live import relay
 
     relay.join(relay_address, rank, world_size)
     group = dist.distributed_c10d._get_default_group()
@@ -139,7 +139,7 @@ def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int, rela
 
 def one_f_one_b(world_size: int, rank: int, m: int) -> list[list]:
     """Rank ``rank``'s forwards and backwards in 1F1B order, as the course's schedule has them: [["F", 0], ...]."""
-    from course.schedules import build  # noqa: PLC0415
+    from course.schedules import build
 
     return [[op.kind, op.mb] for op in build("1f1b", world_size, m).ranks[rank]]
 
@@ -189,7 +189,7 @@ def _reference(world_size: int, m: int, seed: int) -> dict:
     """The single-process step, micro-batch by micro-batch: each stage's output and the gradient of the batch loss
     (the mean over micro-batches) with respect to each stage's input; parameter gradients accumulate in the
     stages."""
-    from course.live.model import loss_fn  # noqa: PLC0415
+    from course.live.model import loss_fn
 
     stages, inputs, targets = pipeline_problem(world_size, m, seed)
     outputs = [[None] * m for _ in range(world_size)]
@@ -254,7 +254,7 @@ def _relayed_streams(relayed, world_size: int, what: str) -> dict:
 
 
 def _tensor(message):
-    import torch  # noqa: PLC0415
+    import torch
 
     return torch.frombuffer(bytearray(message.data), dtype=torch.uint8).view(torch.float64).reshape(message.shape)
 
@@ -348,7 +348,7 @@ def _judge_stage_inputs(rank: int, rec: dict, streams: dict, ref: dict, world_si
 
 def _judge_gradients(rank: int, grads, params: list, m: int, what: str) -> None:
     """The stage's parameter gradients against the single-process reference's."""
-    import torch  # noqa: PLC0415
+    import torch
 
     for k, (got, param) in enumerate(zip(grads, params, strict=True)):
         if got is None:

@@ -31,7 +31,8 @@ Standard library only.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import NamedTuple, Sequence, Union
+from collections.abc import Sequence
+from typing import NamedTuple, Union
 
 from .plan import Op, Plan, Step, ops_of
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Sequence, Union
+from typing import Union
 
 from .optional import importable
 from .validation import check_counts, is_number

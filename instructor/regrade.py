@@ -281,7 +281,7 @@ def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], flo
     db = course / "gradebook.db"
     if not db.is_file():
         return {}
-    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+    from nbgrader.api import Gradebook, MissingEntry
 
     scores = {}
     with Gradebook(f"sqlite:///{db}") as gb:
@@ -400,8 +400,8 @@ def regrader(course: Path, assignment: str, repository: Path = ROOT, source: Pat
 def _prepare(course: Path, assignment: str, repository: Path, pristine: Pristine, source: Path | None,
              hidden: tuple[str, ...], workdir: Path) -> Regrader:
     from course import answer_cells  # imported here: from the pristine copy
-    from practice import sandbox  # noqa: PLC0415
-    from practice.exercises import PROBLEMS, load_problems, read_tests  # noqa: PLC0415
+    from practice import sandbox
+    from practice.exercises import PROBLEMS, load_problems, read_tests
 
     for module in (sandbox, answer_cells):
         if not Path(module.__file__).resolve().is_relative_to(pristine.root.resolve()):

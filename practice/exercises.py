@@ -28,6 +28,7 @@ if str(REPO) not in sys.path:      # the judge runs as a script; course.i18n and
 
 from course import twins  # noqa: E402
 from course.i18n import LANGS, language, tr  # noqa: E402
+
 PROBLEMS = PRACTICE / "problems"
 SOLUTIONS = REPO / "solutions"
 TEST_FILES = ("test_public.py", "test_hidden.py")
@@ -86,7 +87,7 @@ class Problem:
         return self.slug.replace("-", "_")
 
     @cached_property
-    def tests(self) -> dict[str, "TestFile"]:
+    def tests(self) -> dict[str, TestFile]:
         """The test files, verified against SHA256SUMS, read once (see read_tests)."""
         return {name: TestFile(name, source) for name, source in read_tests(self).items()}
 

@@ -47,10 +47,10 @@ def main() -> None:
     sys.path.append(ROOT)
     _confine(header.get("view"))
     requests, replies = (_move_high(header[k]) for k in ("requests", "replies"))
-    from practice import wire
     import course.checks
-    from course.i18n import tr   # COURSE_LANG, which the judge sets, picks the language
     import course.plan  # Plans passed in are rebuilt with it
+    from course.i18n import tr  # COURSE_LANG, which the judge sets, picks the language
+    from practice import wire
     workdir = os.getcwd()
     sys.path.insert(0, workdir)
     submission_file = os.path.join(workdir, "submission.py")

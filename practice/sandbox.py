@@ -160,7 +160,7 @@ def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
 class _Run:
     """The processes and directory of one test file, known to the judge until they are gone."""
 
-    active: set["_Run"] = set()
+    active: set[_Run] = set()
     lock = threading.Lock()
     aborting = False
 

@@ -11,8 +11,19 @@ from collections import Counter
 
 import pytest
 
-from course.lower import (COMPUTE, RECV, SEND, Action, Message, blocking_deadlock, exchanges, format_actions, lower,
-                          messages, pair_order_mismatches)
+from course.lower import (
+    COMPUTE,
+    RECV,
+    SEND,
+    Action,
+    Message,
+    blocking_deadlock,
+    exchanges,
+    format_actions,
+    lower,
+    messages,
+    pair_order_mismatches,
+)
 from course.plan import Plan, ops_of
 from course.schedules import REGISTRY, build
 

@@ -3,10 +3,28 @@
 import pytest
 
 from course.costs import Costs
-from course.memory import (PRESETS, ActivationConfig, Model, chunk_activation_bytes, chunk_times, dp_bytes,
-                           korthikanti_layer_bytes, layer_activation_bytes, layer_terms, output_activation_bytes,
-                           pipeline_memory, fit_layouts, pp_transfer_bytes, preset, rank_params, ring_share,
-                           static_bytes, step_traffic, tp_layer_bytes, w_mem_share)
+from course.memory import (
+    PRESETS,
+    ActivationConfig,
+    Model,
+    chunk_activation_bytes,
+    chunk_times,
+    dp_bytes,
+    fit_layouts,
+    korthikanti_layer_bytes,
+    layer_activation_bytes,
+    layer_terms,
+    output_activation_bytes,
+    pipeline_memory,
+    pp_transfer_bytes,
+    preset,
+    rank_params,
+    ring_share,
+    static_bytes,
+    step_traffic,
+    tp_layer_bytes,
+    w_mem_share,
+)
 from course.schedules import REGISTRY, build
 from course.sim import simulate
 

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from test_regrade import HONEST_VARIANTS
 
 pytestmark = pytest.mark.live  # the chapter 3 assignment starts gloo worker processes

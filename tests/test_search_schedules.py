@@ -8,8 +8,15 @@ from hypothesis import given, settings, strategies as st
 
 from course.costs import Costs
 from course.schedules import REGISTRY, build
-from course.schedules.controllable import (PERIOD, V_ZB_OFFSETS, building_block, reorder_ends, repeat_block,
-                                           v_offsets, v_rank)
+from course.schedules.controllable import (
+    PERIOD,
+    V_ZB_OFFSETS,
+    building_block,
+    reorder_ends,
+    repeat_block,
+    v_offsets,
+    v_rank,
+)
 from course.sim import simulate
 
 # (schedule, memory as a share of 1F1B's peak, idle as a share of 1F1B's) with F = B = W

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from .args import (add_cost_args, costs_from_args, dumps, finite_float, number_list, output_file, positive_int,
-                   write_output)
-
+from .args import (
+    add_cost_args,
+    costs_from_args,
+    dumps,
+    finite_float,
+    number_list,
+    output_file,
+    positive_int,
+    write_output,
+)
 
 DESCRIPTION = """\
 The shortest plan with one stage per rank (split backward) under a per-rank activation cap, minimising one

@@ -24,11 +24,11 @@ import json
 import os
 import pickle
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
-import select
 import tempfile
 import threading
 import time

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hub  # instructor/hub/hub.py
-from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
+from jupyterhub.spawner import LocalProcessSpawner
 
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
 
