@@ -61,7 +61,7 @@ def number_list(kind):
         try:
             values = [kind(x) for x in text.split(",") if x.strip()]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {kind.__name__} values, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected comma-separated {kind.__name__} values, got {text!r}") from None
         if not values or any(v <= 0 for v in values):
             raise argparse.ArgumentTypeError(f"expected positive values, got {text!r}")
         return values

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from .plan import Op, Plan, Step, ops_of
 
@@ -127,7 +127,7 @@ def lower(plan: Plan) -> list[list[Action]]:
                 sends[r, i].append(msg)
                 pairs[r, rank_of[msg.consumer.stage]].append(msg)
     recvs = defaultdict(list)                    # (rank, step index) -> messages received before that step
-    for (a, b), msgs in sorted(pairs.items()):
+    for (_, b), msgs in sorted(pairs.items()):
         at, latest = [], len(plan.ranks[b])
         for msg in reversed(msgs):               # no later than any message a sends after it
             latest = min(latest, step_of[msg.consumer])
@@ -178,7 +178,7 @@ def pair_order_mismatches(lowered: Sequence[Sequence[Action]]) -> list[str]:
     return problems
 
 
-Group = Union[Action, Sequence[Action]]
+Group = Action | Sequence[Action]
 
 
 def exchanges(lowered: Sequence[Sequence[Action]], order: str = "naive") -> list[list[tuple[Action, ...]]]:

@@ -71,7 +71,7 @@ class Tally:
         for test in tests:
             try:
                 test()
-            except (Exception, SystemExit) as e:   # a failing test costs its own share; an interrupt stops the cell
+            except (Exception, SystemExit) as e:  # noqa: BLE001  (a failing test costs its own share; an interrupt stops the cell)
                 self.failed += 1
                 message = str(e).strip() or type(e).__name__
                 print(f"{test.__name__} ... failed: {type(e).__name__}: {message}")

@@ -22,14 +22,13 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Union
 
 from .optional import importable
 from .validation import check_counts, is_number
 
 METHODS = ("dp", "greedy")
 
-Comm = Union[float, Sequence[float]]
+Comm = float | Sequence[float]
 
 
 @dataclass(frozen=True)

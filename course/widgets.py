@@ -200,7 +200,7 @@ def explore(draw: Callable[..., Any], *, name: str | None = None, figsize: tuple
     def show(**values):   # runs inside interactive_output's Output, which it cleared
         try:
             ex.redraw(**values)
-        except Exception:
+        except Exception:  # noqa: BLE001  (the learner's draw can raise anything)
             print(ex.error)   # interactive_output would swallow it; ex.error keeps it for the test
         else:
             ex.show_image()

@@ -145,7 +145,8 @@ def gradebook_students(db_url: str, assignment: str) -> set[str]:
         try:
             return {s.student_id for s in gb.assignment_submissions(assignment)}
         except MissingEntry:
-            raise UsageError(f"{assignment} is not in the gradebook: run nbgrader generate_assignment {assignment}")
+            raise UsageError(f"{assignment} is not in the gradebook: "
+                             f"run nbgrader generate_assignment {assignment}") from None
 
 
 def finished(state: Path, course: Path, assignment: str, job: Job, graded: set[str]) -> bool:

@@ -167,7 +167,7 @@ def describe_exception(e: BaseException, submission_file: str) -> dict:
 
 def _mro(t: type) -> list:
     try:
-        return [[_text(lambda: c.__module__), _text(lambda: c.__qualname__)] for c in type.mro(t)]
+        return [[_text(lambda c=c: c.__module__), _text(lambda c=c: c.__qualname__)] for c in type.mro(t)]
     except Exception:  # noqa: BLE001
         return []
 

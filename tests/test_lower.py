@@ -64,7 +64,7 @@ def test_lowering_keeps_the_plan_and_moves_every_message_once(plan):
     recvs = Counter((r, a.message) for r, actions in enumerate(lowered) for a in actions if a.kind == RECV)
     assert sends == Counter((rank_of[msg.producer.stage], msg) for msg in remote)
     assert recvs == Counter((rank_of[msg.consumer.stage], msg) for msg in remote)
-    for r, actions in enumerate(lowered):
+    for actions in lowered:
         done = set()
         for a in actions:
             if a.kind == COMPUTE:

@@ -220,7 +220,10 @@ def test_fit_layouts_with_bandwidths_add_communication():
     model = PRESETS["llama3-8b"]
     fit = dict(gpus=8, gpu_mem=40e9, global_batch=16, seq=4096)
     plain, comm = fit_layouts(model, **fit), fit_layouts(model, **fit, tp_bw=300e9, dp_bw=40e9)
-    key = lambda r: (r["tp"], r["pp"], r["dp"], r["schedule"], r["v"], r["recompute"])
+
+    def key(r):
+        return r["tp"], r["pp"], r["dp"], r["schedule"], r["v"], r["recompute"]
+
     before = {key(r): r for r in plain}
     assert {key(r) for r in comm} == set(before)          # communication changes times, not what fits
     assert all(r["dp_s"] == 0 for r in plain)

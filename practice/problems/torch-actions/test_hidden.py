@@ -28,7 +28,7 @@ def parse_rows(got, plan, what):
                 raise CheckFailed(tr(f"{what}：rank {r} 第 {k} 个动作要是 str", f"{what}: rank {r}'s action {k} must be a str"))
             try:
                 actions.append(_Action.from_str(text))
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001  (torch's parser, on the learner's text, can raise anything)
                 raise CheckFailed(tr(f"{what}：torch 读不懂 rank {r} 的第 {k} 个动作 {text!r}: {e}",
                                      f"{what}: torch cannot read rank {r}'s action {k}, {text!r}: {e}")) from None
         out.append(actions)
@@ -91,7 +91,7 @@ def check_comms(plan, rows, what):
     try:
         with contextlib.redirect_stdout(log):
             _simulate_comms_compute(order, stage_rank.__getitem__, len(position))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001  (torch's dry run of the learner's order can fail anywhere)
         raise CheckFailed(tr(f"{what}：torch 的演练（_simulate_comms_compute）走不完，这个顺序会 hang：{e!r}",
                              f"{what}: torch's dry run (_simulate_comms_compute) does not finish, so this order can "
                              f"hang: {e!r}")) from None

@@ -77,7 +77,7 @@ HINTS = {
 def test_against_the_reference_on_random_traces():
     seed = fresh_seed()
     rng = random.Random(seed)
-    for case in range(14):
+    for _ in range(14):
         name, v = rng.choice(SCHEDULES)
         p = rng.randint(2, 5)
         m = p * rng.randint(1, 3)
