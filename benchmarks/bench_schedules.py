@@ -1,8 +1,8 @@
 """Schedule building + simulation speed: ZB-H1 and interleaved (v=2) against 1F1B at p=64, m=1024, same run.
 
 Each measurement builds the plan and simulates it with the compiled simulator (and reads the peak memory), so a
-slow builder shows as much as a slow simulator.  ZB-H1 has 1.5x 1F1B's ops (B and W split) and interleaved 2x (two chunks per micro-batch),
-so the ratios also print per op.  Target: each within 2x of 1F1B's time.
+slow builder shows as much as a slow simulator.  ZB-H1 has 1.5x 1F1B's ops (B and W split) and interleaved 2x
+(two chunks per micro-batch), so the ratios also print per op.  Target: each within 2x of 1F1B's time.
 
 The cases take turns, best CPU time of several rounds; each starts from a collected heap with no earlier plan
 alive, so that the garbage collector's work (it scans every live op) does not depend on which case ran before.

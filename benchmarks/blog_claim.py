@@ -93,7 +93,8 @@ def main() -> int:
     for r in rows:
         q, g, mc = r["gain"]["quantiles"], r["gain"], r["mean_completion"]["quantiles"]
         gap = r["gap_to_best"]["quantiles"]
-        print(f"{r['scenario']:<36} {r['policy']:<15} {r['m']:>3} {r['sigma']:>5} | " + " ".join(f"{q[k]:>6.1%}" for k in q)
+        print(f"{r['scenario']:<36} {r['policy']:<15} {r['m']:>3} {r['sigma']:>5} | "
+              + " ".join(f"{q[k]:>6.1%}" for k in q)
               + f" | {g['share_ge_15pct']:>6.0%} {g['share_negative']:>6.0%} | {mc['median']:>+8.1%} | "
               f"median {gap['median']:>5.1%} max {gap['max']:>5.1%}")
     print("mean-JCT: median change of the mean micro-batch completion time under the policy (+ = slower)")

@@ -407,5 +407,5 @@ def _display(obj) -> None:
         display(obj)
 
 
-__all__ = ["BACKEND", "Figure", "Panel", "Patch", "Swatch", "TAB10", "subplots", "new_figure", "panel", "result", "show",
-           "box_stats", "color_hex"]
+__all__ = ["BACKEND", "Figure", "Panel", "Patch", "Swatch", "TAB10", "subplots", "new_figure", "panel", "result",
+           "show", "box_stats", "color_hex"]

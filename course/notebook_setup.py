@@ -98,7 +98,8 @@ def prepare(namespace: dict, history=executed_cells):
         rule the out-of-kernel regrade uses too); a fresh Tally."""
         source, missing = Cells(history()).module(names)
         if len(missing) == len(names):
-            raise NameError(tr(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above first)",
+            raise NameError(tr(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above "
+                               "first)",
                                f"{', '.join(names)} not found: run the solution cell above first"))
         directory = tempfile.mkdtemp(prefix="submission-")
         atexit.register(shutil.rmtree, directory, True)

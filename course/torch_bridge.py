@@ -250,5 +250,6 @@ def _ops(a, split: bool) -> list[Op]:
     raise PlanError(f"torch action {a} is not a compute action")
 
 
-__all__ = ["TORCH_SCHEDULES", "TORCH_ONLY", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch", "to_actions",
+__all__ = ["TORCH_SCHEDULES", "TORCH_ONLY", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch",
+                                                                                                      "to_actions",
            "to_csv", "to_actions_with_comms", "compare_lowering", "read_csv", "load_in_torch"]

@@ -65,7 +65,8 @@ class Learner:
             wire.send(self.requests, {"op": op, **fields}, self.deadline)
             reply = wire.receive(self.replies, self.deadline, reply=True)
         except wire.WireTimeout:
-            self.dead = LearnerTimeout(tr("学习者进程 (learner process) 在时限内没有回答 (no answer before the deadline)",
+            self.dead = LearnerTimeout(tr("学习者进程 (learner process) 在时限内没有回答 (no answer before the "
+                                          "deadline)",
                                           "the learner process did not answer before the deadline"))
         except wire.WireClosed:
             self.dead = LearnerCrashed(tr("学习者进程 (learner process) 退出了 (exited) 或被终止 (killed)",
@@ -82,7 +83,8 @@ class Learner:
         used = reply.get("forbidden")
         if used:
             names = ", ".join(str(u)[:80] for u in list(used)[:3]) if type(used) is list else "?"
-            raise LibraryUsed(tr(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not use) 这个库",
+            raise LibraryUsed(tr(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not "
+                                 "use) 这个库",
                                  f"called at run time: {names}; this exercise is to be done by hand, without that "
                                  "library"))
         if "raised" in reply:

@@ -330,8 +330,9 @@ def read_tests(problem: Problem, problems_dir: Path | None = None) -> dict[str, 
     sums = _recorded(problems_dir)
     for name, path in guarded_files([]):
         if sums.get(name) != hashlib.sha256(path.read_bytes()).hexdigest():
-            raise JudgeError(tr(f"评测程序的文件被改动过 (judge file modified): {path}；请恢复它 (git checkout -- {path})。"
-                                "改了评测程序请运行 judge.py sync", f"a file of the judge was modified: {path}; restore "
+            raise JudgeError(tr(f"评测程序的文件被改动过 (judge file modified): {path}；请恢复它 (git checkout -- "
+                                f"{path})。改了评测程序请运行 judge.py sync",
+                                f"a file of the judge was modified: {path}; restore "
                                 f"it (git checkout -- {path}), or, if you changed the judge, run judge.py sync"))
     sources = {}
     for name in TEST_FILES:

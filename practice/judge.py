@@ -228,7 +228,8 @@ def cmd_sync(problems, args) -> int:
 def cmd_doctor(problems, args) -> int:
     print(f"python   {sys.version.split()[0]} ({sys.executable})")
     print(f"cores    {os.cpu_count()}")
-    probe = ("import torch, torch.distributed as d; print(torch.__version__, d.is_available() and d.is_gloo_available())")
+    probe = ("import torch, torch.distributed as d; print(torch.__version__, d.is_available() and "
+             "d.is_gloo_available())")
     try:
         out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
         torch_ok = out.returncode == 0

@@ -66,10 +66,12 @@ def attribution_of(plan, measured, what):
 
 HINTS = {
     "idle": ("makespan 减去这个 rank 忙的时间", "the makespan minus this rank's busy time"),
-    "schedule": ("每个步骤都取同一种步骤的平均时长、不加延迟重放", "replay with every step at its kind's mean, no latency"),
+    "schedule": ("每个步骤都取同一种步骤的平均时长、不加延迟重放",
+                 "replay with every step at its kind's mean, no latency"),
     "stage": ("假如每个 stage 上的 micro-batch 一样重，stage 之间的差别会多出多少空闲？",
               "how much idle would the stages' differences add if every micro-batch were alike on each stage?"),
-    "microbatch": ("不均衡里剩下的部分：micro-batch 之间的差别", "the rest of the imbalance: the micro-batches' differences"),
+    "microbatch": ("不均衡里剩下的部分：micro-batch 之间的差别",
+                   "the rest of the imbalance: the micro-batches' differences"),
     "overhead": ("trace 的空闲减去用实测时长重放的空闲", "the trace's idle minus that of the replay at measured lengths"),
 }
 
@@ -114,7 +116,8 @@ def part_is_zero(key, hint, **alike):
 
 def test_micro_batches_alike_on_each_stage_leave_no_microbatch_part():
     part_is_zero("microbatch", ("每个 stage 上的 micro-batch 都一样重（stage 之间不同）：不均衡全是 stage 的",
-                                "every micro-batch is alike on each stage (the stages differ): all imbalance is the stages'"),
+                                "every micro-batch is alike on each stage (the stages differ): all imbalance is the "
+                                "stages'"),
                  mb_costs=False, comm=0.3)
 
 
