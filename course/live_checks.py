@@ -217,11 +217,13 @@ def _reference(world_size: int, m: int, seed: int) -> dict:
 
 def _labels(rank: int, world_size: int) -> dict:
     """This rank's four streams: (src, dst) -> (the step whose data it carries, what it carries)."""
-    streams = {(rank - 1, rank): ("F", tr("从上一个 rank 收到的激活 (activation)",
-                                          "activation received from the rank before")),
-               (rank, rank + 1): ("F", tr("发给下一个 rank 的激活 (activation)", "activation sent to the next rank")),
-               (rank + 1, rank): ("B", tr("从下一个 rank 收到的梯度 (gradient)", "gradient received from the next rank")),
-               (rank, rank - 1): ("B", tr("发给上一个 rank 的梯度 (gradient)", "gradient sent to the rank before"))}
+    streams = {
+        (rank - 1, rank): ("F", tr("从上一个 rank 收到的激活 (activation)",
+                                   "activation received from the rank before")),
+        (rank, rank + 1): ("F", tr("发给下一个 rank 的激活 (activation)", "activation sent to the next rank")),
+        (rank + 1, rank): ("B", tr("从下一个 rank 收到的梯度 (gradient)", "gradient received from the next rank")),
+        (rank, rank - 1): ("B", tr("发给上一个 rank 的梯度 (gradient)", "gradient sent to the rank before")),
+    }
     return {key: v for key, v in streams.items() if 0 <= key[0] < world_size and 0 <= key[1] < world_size}
 
 
@@ -313,8 +315,8 @@ def _judge_hooks_order(rank: int, rec: dict, world_size: int, m: int, what: str)
     """The rank's own log (best effort): no refused collective, forwards and backwards in 1F1B order."""
     if rec["refused"]:
         raise CheckFailed(tr(f"rank {rank} 调用了集合通信 (collective) {rec['refused'][0]} ({what})：流水线 "
-                             "(pipeline) 只在相邻 stage 之间 send/recv 激活和梯度；不能 all_gather 权重、在每个 "
-                             "rank 上算整个模型",
+                             "(pipeline) 只在相邻 stage 之间 send/recv 激活和梯度；"
+                             "不能 all_gather 权重、在每个 rank 上算整个模型",
                              f"rank {rank} called the collective {rec['refused'][0]} ({what}): a pipeline "
                              "only sends and receives activations and gradients between neighbouring stages; it may "
                              "not all_gather the weights and compute the whole model on every rank"))
@@ -356,7 +358,8 @@ def _judge_gradients(rank: int, grads, params: list, m: int, what: str) -> None:
 
     for k, (got, param) in enumerate(zip(grads, params, strict=True)):
         if got is None:
-            raise CheckFailed(tr(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})：backward 没有做到这个 stage",
+            raise CheckFailed(tr(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})："
+                                 "backward 没有做到这个 stage",
                                  f"rank {rank}'s parameter {k} has no gradient (grad is None) ({what}): the backward "
                                  "never reached this stage"))
         want = param.grad

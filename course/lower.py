@@ -6,7 +6,8 @@ Which op consumes what is the plan's dependency rule (``Plan.dependencies``): a 
 stage is a ``Message`` (what the stage itself keeps, F's saved tensors for its B, B's graph for its W, is not).
 Lowering turns each message between two ranks into a ``SEND`` right after its producer's step on the producer's
 rank and a ``RECV`` before its consumer's step on the consumer's rank (right before, unless the order of the
-sender's messages needs it earlier); a message between two stages of one rank stays on that rank.  This is what torch's ``_add_send_recv`` does to its compute-only schedules.
+sender's messages needs it earlier); a message between two stages of one rank stays on that rank.  This is what
+torch's ``_add_send_recv`` does to its compute-only schedules.
 
     from course.lower import lower, format_actions
     print(format_actions(lower(build("1f1b", 2, 2))))

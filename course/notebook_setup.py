@@ -116,7 +116,8 @@ def prepare(namespace: dict, history=executed_cells):
         return Tally()
 
     def course_untouched():
-        """Fail when the answer replaced anything in the course library the checks use (the judge's checks run out of the learner's reach)."""
+        """Fail when the answer replaced anything in the course library the checks use (the judge's checks run out
+        of the learner's reach)."""
         gone = changed(before, fingerprint())
         if gone:
             raise AssertionError(tr(f"检测到篡改 (tampering)：提交的代码改动了检查用的函数 ({', '.join(gone[:5])})。"

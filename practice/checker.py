@@ -108,7 +108,8 @@ class Learner:
         try:
             e = cls(message[:OUTPUT_LIMIT])
         except Exception:  # noqa: BLE001  (a builtin whose constructor wants more, e.g. UnicodeDecodeError)
-            e = self.exception_class("submission", f"{cls.__name__}", [["builtins", "Exception"]])(message[:OUTPUT_LIMIT])
+            fallback = self.exception_class("submission", f"{cls.__name__}", [["builtins", "Exception"]])
+            e = fallback(message[:OUTPUT_LIMIT])
         frames = info.get("frames")
         e.learner_frames = [f for f in frames if type(f) is list and len(f) == 3] if type(frames) is list else []
         return e
@@ -226,7 +227,8 @@ class LearnerFunction(_remote_base()):
 def classify(e: BaseException, at_import: bool) -> tuple[str, str]:
     where = tr("import 时 (at import)", "at import") if at_import else tr("运行时 (at run time)", "at run time")
     if isinstance(e, LearnerCrashed):
-        return "crashed", tr(f"进程提前退出 (crashed, {where})：{e}", f"the process ended early (crashed, {where}): {e}")
+        return "crashed", tr(f"进程提前退出 (crashed, {where})：{e}",
+                             f"the process ended early (crashed, {where}): {e}")
     if isinstance(e, LearnerTimeout):
         return "timeout", tr(f"超时 (timeout)：{e}。死循环 (infinite loop) 或死锁？",
                              f"timeout: {e}.  An infinite loop or a deadlock?")

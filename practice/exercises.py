@@ -6,8 +6,8 @@ the nbgrader generator (instructor/generate.py) both read exercises through this
 an exercise and one parser of test files.
 
 ``problems/SHA256SUMS`` holds the digest of every test file and of every file the grading trusts (the judge's own
-modules, ``course/checks.py``, ``course/live_checks.py``, ``course/live/relay.py``), as paths relative to ``problems/`` (so
-``sha256sum -c SHA256SUMS`` works there).  ``read_tests`` refuses to grade when one of them changed.
+modules, ``course/checks.py``, ``course/live_checks.py``, ``course/live/relay.py``), as paths relative to
+``problems/`` (so ``sha256sum -c SHA256SUMS`` works there).  ``read_tests`` refuses to grade when one of them changed.
 """
 
 from __future__ import annotations
@@ -330,10 +330,10 @@ def read_tests(problem: Problem, problems_dir: Path | None = None) -> dict[str, 
     sums = _recorded(problems_dir)
     for name, path in guarded_files([]):
         if sums.get(name) != hashlib.sha256(path.read_bytes()).hexdigest():
-            raise JudgeError(tr(f"评测程序的文件被改动过 (judge file modified): {path}；请恢复它 (git checkout -- "
-                                f"{path})。改了评测程序请运行 judge.py sync",
-                                f"a file of the judge was modified: {path}; restore "
-                                f"it (git checkout -- {path}), or, if you changed the judge, run judge.py sync"))
+            raise JudgeError(tr(f"评测程序的文件被改动过 (judge file modified): {path}；"
+                                f"请恢复它 (git checkout -- {path})。改了评测程序请运行 judge.py sync",
+                                f"a file of the judge was modified: {path}; restore it (git checkout -- {path}), "
+                                "or, if you changed the judge, run judge.py sync"))
     sources = {}
     for name in TEST_FILES:
         data = (problem.dir / name).read_bytes()

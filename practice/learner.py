@@ -16,9 +16,10 @@ frame each::
 Before the submission is imported, every function of the modules in ``forbid`` (already imported or imported later)
 is replaced by a guard that raises ``ForbiddenCall`` when the learner's file is on the call stack while a learner
 function that must not use that module runs (``forbid`` maps each such function to its modules, "*" to every
-function), and the reply says so (the checker then fails the test).  This is the run-time half of "don't call the library"; the static half
-is ``course.checks.assert_not_using``.  Both run in this process, so code set on dismantling them can; they stop the
-routes a learner takes by accident or by a quick trick (``importlib``, a reference kept in a dict).
+function), and the reply says so (the checker then fails the test).  This is the run-time half of "don't call the
+library"; the static half is ``course.checks.assert_not_using``.  Both run in this process, so code set on
+dismantling them can; they stop the routes a learner takes by accident or by a quick trick (``importlib``, a
+reference kept in a dict).
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ def _confine(view: dict | None) -> None:
 def describe(obj) -> dict:
     if isinstance(obj, type) and issubclass(obj, BaseException):
         return {"kind": "exception", "mro": _mro(obj)}
-    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) or (callable(obj) and not isinstance(obj, type)):
+    if (isinstance(obj, (types.FunctionType, types.BuiltinFunctionType))
+            or (callable(obj) and not isinstance(obj, type))):
         return {"kind": "function"}
     if isinstance(obj, type):
         return {"kind": "class", "type": obj.__qualname__}
@@ -250,7 +252,8 @@ class Guard(importlib.abc.MetaPathFinder):
                 frame = frame.f_back
             return fn(*args, **kwargs)
 
-        call.__name__, call.__qualname__, call.__doc__ = fn.__name__, getattr(fn, "__qualname__", fn.__name__), fn.__doc__
+        call.__name__, call.__doc__ = fn.__name__, fn.__doc__
+        call.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
         call.__module__, call._course_guard = getattr(fn, "__module__", None), True
         return call
 

@@ -140,7 +140,8 @@ def test_wire_round_trips_exactly_and_refuses_what_cannot_cross():
               torch.zeros(0, 2, dtype=torch.int64), torch.float64]
     for v in values:
         back = wire.decode(wire.encode(v))
-        assert type(back) is type(v) and (torch.equal(back, v) if isinstance(v, torch.Tensor) else repr(back) == repr(v))
+        assert type(back) is type(v)
+        assert torch.equal(back, v) if isinstance(v, torch.Tensor) else repr(back) == repr(v)
     plan = build("dualpipev", 2, 4)
     assert wire.decode(wire.encode(plan)).format() == plan.format()
     assert type(wire.decode(wire.encode(torch.nn.Parameter(torch.ones(1))))) is wire.Opaque

@@ -40,7 +40,8 @@ def to_plan(orders, p, m, what):
     try:
         plan.validate()
     except PlanError as e:
-        raise CheckFailed(tr(f"{what}：plan 不完整或不合法：{e}", f"{what}: the plan is incomplete or invalid: {e}")) from None
+        raise CheckFailed(tr(f"{what}：plan 不完整或不合法：{e}",
+                             f"{what}: the plan is incomplete or invalid: {e}")) from None
     return plan
 
 

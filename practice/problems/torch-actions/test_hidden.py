@@ -88,10 +88,11 @@ def check_comms(plan, rows, what):
                       if (c, a.stage_index, a.microbatch_index) in where), None)
             before = a.computation_type in (T.RECV_F, T.RECV_B)
             if j is None or (before and i > j) or (not before and i < j):
-                raise CheckFailed(tr(f"{what}：rank {r} 的 {a} 放错了地"
-                                     f"方：{'接收要在用到它的计算之前' if before else '发送要在算出它的计算之后'}",
+                raise CheckFailed(tr(f"{what}：rank {r} 的 {a} 放错了地方："
+                                     f"{'接收要在用到它的计算之前' if before else '发送要在算出它的计算之后'}",
                                      f"{what}: rank {r}'s {a} is misplaced: "
-                                     f"{'a receive goes before the compute that uses it' if before else 'a send goes after the compute that makes it'}"))
+                                     + ("a receive goes before the compute that uses it" if before else
+                                        "a send goes after the compute that makes it")))
     order = {r: flat(row) for r, row in enumerate(rows)}
     log = io.StringIO()
     try:

@@ -60,7 +60,8 @@ def attribution_of(plan, measured, what):
     for r, row in enumerate(got):
         missing = [k for k in KEYS if k not in row]
         if missing:
-            raise CheckFailed(tr(f"{what}：rank {r} 的 dict 缺少 {missing}", f"{what}: rank {r}'s dict lacks {missing}"))
+            raise CheckFailed(tr(f"{what}：rank {r} 的 dict 缺少 {missing}",
+                                 f"{what}: rank {r}'s dict lacks {missing}"))
     return got
 
 
@@ -72,7 +73,8 @@ HINTS = {
               "how much idle would the stages' differences add if every micro-batch were alike on each stage?"),
     "microbatch": ("不均衡里剩下的部分：micro-batch 之间的差别",
                    "the rest of the imbalance: the micro-batches' differences"),
-    "overhead": ("trace 的空闲减去用实测时长重放的空闲", "the trace's idle minus that of the replay at measured lengths"),
+    "overhead": ("trace 的空闲减去用实测时长重放的空闲",
+                 "the trace's idle minus that of the replay at measured lengths"),
 }
 
 
@@ -123,5 +125,6 @@ def test_micro_batches_alike_on_each_stage_leave_no_microbatch_part():
 
 def test_stages_alike_leave_no_stage_part():
     part_is_zero("stage", ("每个 stage 一样快，只有 micro-batch 轻重不同：不均衡全是 micro-batch 的",
-                           "every stage is as fast as the next, only the micro-batches differ: all imbalance is theirs"),
+                           "every stage is as fast as the next, only the micro-batches differ: "
+                           "all imbalance is theirs"),
                  stage_costs=False)

@@ -33,10 +33,9 @@ def check_plan(p, m, costs, what):
                        f"{what}: makespan {tl.makespan:g}, the target m(F+B+W)+(p-1)(F+B-W) is {target:g}"))
     else:
         limit = simulate(build("1f1b", p, m), costs).makespan
-        assert_true(tl.makespan <= limit + 1e-9 * limit, tr(f"{what}: makespan {tl.makespan:g} 比 1F1B 的 "
-                                                            f"{limit:g} 还长",
-                                                      f"{what}: makespan {tl.makespan:g} is longer than 1F1B's "
-                                                      f"{limit:g}"))
+        assert_true(tl.makespan <= limit + 1e-9 * limit,
+                    tr(f"{what}: makespan {tl.makespan:g} 比 1F1B 的 {limit:g} 还长",
+                       f"{what}: makespan {tl.makespan:g} is longer than 1F1B's {limit:g}"))
 
 
 def test_edge_cases():

@@ -24,8 +24,9 @@ def check_plan(p, m, unit, what):
     if not any(t.startswith("W") for o in ranks for t in o):
         raise CheckFailed(tr(f"{what}: 要把 backward 拆成 B 和 W", f"{what}: split the backward into B and W"))
     for r, peak in enumerate(tl.peak_activations):
-        assert_true(peak <= 2 * p - 1 + 1e-9, tr(f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了 2p-1={2 * p - 1}",
-                                               f"{what}: rank {r} peaks at {peak:g} activations, above 2p-1={2 * p - 1}"))
+        assert_true(peak <= 2 * p - 1 + 1e-9,
+                    tr(f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了 2p-1={2 * p - 1}",
+                       f"{what}: rank {r} peaks at {peak:g} activations, above 2p-1={2 * p - 1}"))
     if m >= 2 * p - 1:
         for r, idle in enumerate(tl.idle):
             assert_true(abs(idle) <= 1e-9 * tl.makespan, tr(f"{what}: rank {r} 在自己的窗口里空闲了 {idle:g}",
@@ -33,8 +34,9 @@ def check_plan(p, m, unit, what):
                                                                       "its own window"))
     else:
         limit = simulate(build("zb-h1", p, m), costs).makespan
-        assert_true(tl.makespan <= limit * (1 + 1e-9), tr(f"{what}: makespan {tl.makespan:g} 比 ZB-H1 的 {limit:g} 还长",
-                                                   f"{what}: makespan {tl.makespan:g} is longer than ZB-H1's {limit:g}"))
+        assert_true(tl.makespan <= limit * (1 + 1e-9),
+                    tr(f"{what}: makespan {tl.makespan:g} 比 ZB-H1 的 {limit:g} 还长",
+                       f"{what}: makespan {tl.makespan:g} is longer than ZB-H1's {limit:g}"))
 
 
 def test_edge_cases():
