@@ -21,13 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.command import positive_int  # noqa: E402
-from course.costs import Costs  # noqa: E402
-from course.live import run_plan  # noqa: E402
-from course.schedules import build  # noqa: E402
+from course.command import positive_int
+from course.costs import Costs
+from course.live import run_plan
+from course.schedules import build
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from targets import Targets  # noqa: E402
+from targets import Targets
 
 
 def step_times(engine: str, plan, iterations: int, warmup: int, model: dict) -> list[float]:

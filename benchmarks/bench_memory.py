@@ -15,11 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.costs import Costs  # noqa: E402
-from course.memory import PRESETS, ActivationConfig, pipeline_memory  # noqa: E402
-from course.schedules import build  # noqa: E402
-from course.sim import simulate  # noqa: E402
-from targets import Targets  # noqa: E402  (benchmarks/ is sys.path[0] for a script run from it)
+from targets import Targets  # benchmarks/ is sys.path[0] for a script run from it
+
+from course.costs import Costs
+from course.memory import PRESETS, ActivationConfig, pipeline_memory
+from course.schedules import build
+from course.sim import simulate
 
 P, M = 64, 1024
 TARGET = 2.0

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course import papers  # noqa: E402
+from course import papers
 
 FAILURES: list[str] = []
 

@@ -29,10 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.costs import Costs  # noqa: E402
-from course.search import Problem, evaluate, exact, heuristic, within_cap  # noqa: E402
-from course.search.zb_auto import paper_choice, zb_auto_schedules  # noqa: E402
-from targets import Targets  # noqa: E402
+from targets import Targets
+
+from course.costs import Costs
+from course.search import Problem, evaluate, exact, heuristic, within_cap
+from course.search.zb_auto import paper_choice, zb_auto_schedules
 
 F, B, W, COMM, W_MEM = 5.0, 6.0, 4.0, 1.0, 0.5
 
@@ -71,7 +72,8 @@ def random_costs(n: int = 60, seed: int = 1) -> int:
     for _ in range(n):
         p = rnd.choice([4, 6, 8])
         m = rnd.choice([2 * p, 3 * p])
-        draw = lambda lo, hi: [round(rnd.uniform(lo, hi), 1) for _ in range(p)]   # noqa: E731
+        def draw(lo, hi, p=p):
+            return [round(rnd.uniform(lo, hi), 1) for _ in range(p)]
         c = Costs(f=draw(1, 6), b=draw(1, 8), w=draw(0.5, 6), comm=rnd.choice([0, 0.5, 2]),
                   w_mem=rnd.choice([0.5, 1.0]))
         problem = Problem.make(p, m, c, rnd.choice([p, 2 * p, max(1, p // 2)]))

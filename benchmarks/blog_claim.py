@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.ordering import SCENARIOS, order_effect, skewed_workloads  # noqa: E402
+from course.ordering import SCENARIOS, order_effect, skewed_workloads
 
 P = 4
 QUANTILES = (0.0, 0.1, 0.5, 0.9, 1.0)
@@ -61,7 +61,7 @@ def number_list(kind):
         try:
             values = [kind(x) for x in text.split(",") if x.strip()]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {kind.__name__} values, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected comma-separated {kind.__name__} values, got {text!r}") from None
         if not values or any(v <= 0 for v in values):
             raise argparse.ArgumentTypeError(f"expected positive values, got {text!r}")
         return values
@@ -93,7 +93,8 @@ def main() -> int:
     for r in rows:
         q, g, mc = r["gain"]["quantiles"], r["gain"], r["mean_completion"]["quantiles"]
         gap = r["gap_to_best"]["quantiles"]
-        print(f"{r['scenario']:<36} {r['policy']:<15} {r['m']:>3} {r['sigma']:>5} | " + " ".join(f"{q[k]:>6.1%}" for k in q)
+        print(f"{r['scenario']:<36} {r['policy']:<15} {r['m']:>3} {r['sigma']:>5} | "
+              + " ".join(f"{q[k]:>6.1%}" for k in q)
               + f" | {g['share_ge_15pct']:>6.0%} {g['share_negative']:>6.0%} | {mc['median']:>+8.1%} | "
               f"median {gap['median']:>5.1%} max {gap['max']:>5.1%}")
     print("mean-JCT: median change of the mean micro-batch completion time under the policy (+ = slower)")

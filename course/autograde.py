@@ -44,9 +44,11 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.api import MissingEntry
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
-from nbgrader.preprocessors import ClearHiddenTests
-from nbgrader.preprocessors import Execute as NbgraderExecute
-from nbgrader.preprocessors import OverwriteCells as NbgraderOverwriteCells
+from nbgrader.preprocessors import (
+    ClearHiddenTests,
+    Execute as NbgraderExecute,
+    OverwriteCells as NbgraderOverwriteCells,
+)
 from nbgrader.preprocessors.base import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
@@ -136,7 +138,7 @@ def sanitize_preprocessors() -> list:
 
 
 def _default(trait: str) -> list:
-    from nbgrader.converters import Autograde  # noqa: PLC0415
+    from nbgrader.converters import Autograde
 
     return Autograde.class_traits()[trait].make_dynamic_default()
 

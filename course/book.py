@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         write_file(target, render(nb))
         entries.append((target.relative_to(args.out).as_posix(), title_of(nb, path.stem)))
-        print(f"[{k}/{len(paths)}] {path.relative_to(CHAPTERS_DIR)}: ran in {seconds:.1f} s, wrote {target}", flush=True)
+        print(f"[{k}/{len(paths)}] {path.relative_to(CHAPTERS_DIR)}: ran in {seconds:.1f} s, wrote {target}",
+              flush=True)
     items = "\n".join(f'<li><a href="{html.escape(href)}">{html.escape(title)}</a></li>' for href, title in entries)
     write_file(args.out / "index.html",
                f'<!doctype html><html><meta charset="utf-8"><title>Pipeline parallelism course</title>'

@@ -115,7 +115,8 @@ def assert_equal(got, expected, what: str | None = None, hint: str = "", *,
     what = tr("返回值 (return value)", "the return value") if what is None else what
     d = _first_difference(got, expected, what, rel, abs_tol)
     if d:
-        full = (d + tr(f"\n  完整期望 (expected): {show(expected, 600)}", f"\n  expected in full: {show(expected, 600)}")
+        full = (d + tr(f"\n  完整期望 (expected): {show(expected, 600)}",
+                       f"\n  expected in full: {show(expected, 600)}")
                 if d.split(":")[0] != what else d)
         raise CheckFailed(full + _hint(hint))
 
@@ -204,7 +205,8 @@ def assert_tensor_close(got, expected, what: str | None = None, hint: str = "", 
                              f"{what}: expected a torch.Tensor, got {_type_name(_type(got))}") + suffix)
     gs, es = tuple(T["shape"](got)), tuple(T["shape"](expected))
     if gs != es:
-        raise CheckFailed(tr(f"{what}: 期望形状 (shape) {es}，得到 {gs}", f"{what}: expected shape {es}, got {gs}") + suffix)
+        raise CheckFailed(tr(f"{what}: 期望形状 (shape) {es}，得到 {gs}",
+                             f"{what}: expected shape {es}, got {gs}") + suffix)
     if T["dtype"](got) is not T["dtype"](expected):
         raise CheckFailed(tr(f"{what}: 期望 dtype {T['dtype'](expected)}，得到 {T['dtype'](got)}",
                              f"{what}: expected dtype {T['dtype'](expected)}, got {T['dtype'](got)}") + suffix)

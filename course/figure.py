@@ -24,14 +24,25 @@ since the last ``show()``, as pyplot does.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from collections.abc import Sequence
 
-from .figure_elements import (NAMED, TAB10, Axis, Box, Legend, Line, Rect, RefLine, Span, Swatch, Text, box_stats,
-                              color_hex, parse_fmt, quantile)
+from .figure_elements import (
+    TAB10,
+    Axis,
+    Box,
+    Legend,
+    Line,
+    Rect,
+    RefLine,
+    Span,
+    Swatch,
+    Text,
+    box_stats,
+    color_hex,
+    parse_fmt,
+)
 from .optional import importable
 
 BACKENDS = ("matplotlib", "svg")
@@ -49,7 +60,7 @@ def choose_backend() -> str:
 BACKEND = choose_backend()
 
 
-def Patch(*, color, label: str):   # noqa: N802  (stands in for the class matplotlib.patches.Patch)
+def Patch(*, color, label: str):   # stands in for the class matplotlib.patches.Patch
     """A legend handle for ``legend(handles=[...])``: matplotlib's Patch with matplotlib, else a Swatch."""
     if BACKEND == "matplotlib":
         from matplotlib.patches import Patch as MplPatch
@@ -61,7 +72,7 @@ class Panel:
     """One plot area; mirrors the matplotlib Axes methods the course uses.  Bound to a matplotlib Axes
     (``panel(ax)``), it also draws each element there as it is added."""
 
-    def __init__(self, figure: "Figure | None" = None, mpl_axes=None):
+    def __init__(self, figure: Figure | None = None, mpl_axes=None):
         self.figure, self.mpl = figure, mpl_axes
         self.elements: list = []
         self.x, self.y = Axis(), Axis()
@@ -396,5 +407,5 @@ def _display(obj) -> None:
         display(obj)
 
 
-__all__ = ["BACKEND", "Figure", "Panel", "Patch", "Swatch", "TAB10", "subplots", "new_figure", "panel", "result", "show",
-           "box_stats", "color_hex"]
+__all__ = ["BACKEND", "Figure", "Panel", "Patch", "Swatch", "TAB10", "subplots", "new_figure", "panel", "result",
+           "show", "box_stats", "color_hex"]

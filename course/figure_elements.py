@@ -5,8 +5,9 @@ two renderers (``course.render_mpl``, ``course.render_svg``) draw them.  Standar
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 # matplotlib's default colour cycle ("tab10"): the model fills in the colour a series would get there.
 TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",

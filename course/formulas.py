@@ -18,8 +18,8 @@ Where published formulas and the simulator disagree (ZB-H1 with W > F, ZB-H2 wit
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .costs import Costs
 from .plan import Plan

@@ -32,8 +32,8 @@ from course.i18n import tr
 from course.live.relay import Relay
 
 WIDTH, ROWS = 8, 3          # the exercise's activations: ROWS x WIDTH float64 per micro-batch
-_DEADLOCK_HINT = ("  提示 (hint): 每个 send 都要有对应的 recv；两个相邻的 rank 都先做阻塞的 (blocking) send 会互相等待。"
-                  "办法之一：发送用 dist.isend，在这一步结束前 wait()。",
+_DEADLOCK_HINT = ("  提示 (hint): 每个 send 都要有对应的 recv；两个相邻的 rank 都先做阻塞的 (blocking) send "
+                  "会互相等待。办法之一：发送用 dist.isend，在这一步结束前 wait()。",
                   "  hint: every send needs its recv; two neighbouring ranks that both start with a blocking send wait "
                   "for each other.  One way out: send with dist.isend and wait() before the step ends.")
 
@@ -59,7 +59,7 @@ def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout
     """Each rank's record of one ``train_step`` (plain data), its messages through the relay at ``relay``.  A
     deadlock or a job slower than ``timeout`` fails with a clear message and no worker survives; an exception in
     the learner's code becomes a LearnerError."""
-    from course.live import launcher  # noqa: PLC0415  (torch only when a live check runs)
+    from course.live import launcher  # torch only when a live check runs
 
     try:
         return launcher.launch(_record_rank, world_size, (train_step, m, seed, relay), timeout, backend=None,
@@ -78,7 +78,7 @@ def record_pipeline_step(train_step, world_size: int, m: int, seed: int, timeout
 
 def pipeline_problem(world_size: int, m: int, seed: int):
     """The stages (one seeded Linear + Tanh chunk per rank), the m micro-batches and their targets."""
-    from course.live.model import Chunk, ModelConfig, make_batch  # noqa: PLC0415
+    from course.live.model import Chunk, ModelConfig, make_batch
 
     cfg = ModelConfig(width=WIDTH, blocks_per_stage=1, microbatch_size=ROWS, seed=seed)
     x, y = make_batch(cfg, m)
@@ -94,10 +94,10 @@ def digest(tensor) -> str:
 
 def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int, relay_address: str) -> dict:
     """The launcher's target: this rank's stage, hooked, on the relay's process group; then ``train_step``."""
-    import torch  # noqa: PLC0415
-    import torch.distributed as dist  # noqa: PLC0415
+    import torch
+    import torch.distributed as dist
 
-    from course.live import relay  # noqa: PLC0415
+    from course.live import relay
 
     relay.join(relay_address, rank, world_size)
     group = dist.distributed_c10d._get_default_group()
@@ -139,7 +139,7 @@ def _record_rank(rank: int, world_size: int, train_step, m: int, seed: int, rela
 
 def one_f_one_b(world_size: int, rank: int, m: int) -> list[list]:
     """Rank ``rank``'s forwards and backwards in 1F1B order, as the course's schedule has them: [["F", 0], ...]."""
-    from course.schedules import build  # noqa: PLC0415
+    from course.schedules import build
 
     return [[op.kind, op.mb] for op in build("1f1b", world_size, m).ranks[rank]]
 
@@ -160,8 +160,8 @@ def _judge(records, relayed, world_size: int, m: int, seed: int) -> None:
         raise CheckFailed(tr(f"通信不合规则 (the relay refused the traffic): {relayed.violation} ({what})",
                              f"the relay refused the traffic: {relayed.violation} ({what})"))
     if sorted(relayed.pids) != list(range(world_size)):
-        raise CheckFailed(tr(f"只有 rank {sorted(relayed.pids)} 通过进程组通信 (only these of {world_size} ranks joined "
-                             f"the process group) ({what})：每个 rank 都要在自己的进程里运行 train_step",
+        raise CheckFailed(tr(f"只有 rank {sorted(relayed.pids)} 通过进程组通信 (only these of {world_size} ranks "
+                             f"joined the process group) ({what})：每个 rank 都要在自己的进程里运行 train_step",
                              f"only ranks {sorted(relayed.pids)} of {world_size} joined the process group ({what}): "
                              "every rank must run train_step in a process of its own"))
     if type(records) is not list or len(records) != world_size or any(type(r) is not dict for r in records):
@@ -180,7 +180,8 @@ def _judge(records, relayed, world_size: int, m: int, seed: int) -> None:
         _judge_gradients(rank, rec["grads"], list(ref["stages"][rank].parameters()), m, what)
     last = records[-1]["loss"]
     if type(last) is not float or abs(last - ref["loss"]) > 1e-7 * abs(ref["loss"]) + 1e-12:
-        raise CheckFailed(tr(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref['loss']!r}，得到 {show(last)} ({what})",
+        raise CheckFailed(tr(f"最后一个 rank 应返回整个 batch 的 loss (float) {ref['loss']!r}，得到 {show(last)} "
+                             f"({what})",
                              f"the last rank should return the whole batch's loss (a float) {ref['loss']!r}, got "
                              f"{show(last)} ({what})"))
 
@@ -189,7 +190,7 @@ def _reference(world_size: int, m: int, seed: int) -> dict:
     """The single-process step, micro-batch by micro-batch: each stage's output and the gradient of the batch loss
     (the mean over micro-batches) with respect to each stage's input; parameter gradients accumulate in the
     stages."""
-    from course.live.model import loss_fn  # noqa: PLC0415
+    from course.live.model import loss_fn
 
     stages, inputs, targets = pipeline_problem(world_size, m, seed)
     outputs = [[None] * m for _ in range(world_size)]
@@ -216,10 +217,13 @@ def _reference(world_size: int, m: int, seed: int) -> dict:
 
 def _labels(rank: int, world_size: int) -> dict:
     """This rank's four streams: (src, dst) -> (the step whose data it carries, what it carries)."""
-    streams = {(rank - 1, rank): ("F", tr("从上一个 rank 收到的激活 (activation)", "activation received from the rank before")),
-               (rank, rank + 1): ("F", tr("发给下一个 rank 的激活 (activation)", "activation sent to the next rank")),
-               (rank + 1, rank): ("B", tr("从下一个 rank 收到的梯度 (gradient)", "gradient received from the next rank")),
-               (rank, rank - 1): ("B", tr("发给上一个 rank 的梯度 (gradient)", "gradient sent to the rank before"))}
+    streams = {
+        (rank - 1, rank): ("F", tr("从上一个 rank 收到的激活 (activation)",
+                                   "activation received from the rank before")),
+        (rank, rank + 1): ("F", tr("发给下一个 rank 的激活 (activation)", "activation sent to the next rank")),
+        (rank + 1, rank): ("B", tr("从下一个 rank 收到的梯度 (gradient)", "gradient received from the next rank")),
+        (rank, rank - 1): ("B", tr("发给上一个 rank 的梯度 (gradient)", "gradient sent to the rank before")),
+    }
     return {key: v for key, v in streams.items() if 0 <= key[0] < world_size and 0 <= key[1] < world_size}
 
 
@@ -235,8 +239,8 @@ def _relayed_streams(relayed, world_size: int, what: str) -> dict:
                                  "(rank-1, rank+1) 通信", f"rank {src} sent to rank {dst} ({what}): in a pipeline each "
                                  "rank talks only to its neighbours (rank-1, rank+1)"))
         if message.shape != shape or message.dtype != "float64":
-            raise CheckFailed(tr(f"rank {src} 和 rank {dst} 之间 send 了形状 (shape) {message.shape}、{message.dtype} 的"
-                                 f"张量 ({what})：只传激活和梯度，形状 {shape}，float64",
+            raise CheckFailed(tr(f"rank {src} 和 rank {dst} 之间 send 了形状 (shape) {message.shape}、"
+                                 f"{message.dtype} 的张量 ({what})：只传激活和梯度，形状 {shape}，float64",
                                  f"rank {src} and rank {dst} exchanged a tensor of shape {message.shape}, "
                                  f"{message.dtype} ({what}): send only activations and gradients, shape {shape}, "
                                  "float64"))
@@ -254,7 +258,7 @@ def _relayed_streams(relayed, world_size: int, what: str) -> dict:
 
 
 def _tensor(message):
-    import torch  # noqa: PLC0415
+    import torch
 
     return torch.frombuffer(bytearray(message.data), dtype=torch.uint8).view(torch.float64).reshape(message.shape)
 
@@ -280,7 +284,8 @@ def _judge_messages(rank: int, streams: dict, ref: dict, world_size: int, m: int
             assert_tensor_close(_tensor(message), expected[k],
                                 tr(f"rank {rank} 第 {k} 个{label} ({what})",
                                    f"rank {rank}'s {label} number {k} ({what})"),
-                                tr(f"应该是第 {k} 个 micro-batch 的 {name}：micro-batch 按 0, 1, 2, ... 的顺序，loss 要除以 m",
+                                tr(f"应该是第 {k} 个 micro-batch 的 {name}：micro-batch 按 0, 1, 2, ... 的顺序，loss "
+                                   "要除以 m",
                                    f"it should be micro-batch {k}'s {name}: micro-batches in the order 0, 1, 2, ..., "
                                    "the loss divided by m"),
                                 atol=1e-9, rtol=1e-7)
@@ -310,8 +315,9 @@ def _judge_hooks_order(rank: int, rec: dict, world_size: int, m: int, what: str)
     """The rank's own log (best effort): no refused collective, forwards and backwards in 1F1B order."""
     if rec["refused"]:
         raise CheckFailed(tr(f"rank {rank} 调用了集合通信 (collective) {rec['refused'][0]} ({what})：流水线 "
-                             "(pipeline) 只在相邻 stage 之间 send/recv 激活和梯度；不能 all_gather 权重、在每个 rank 上算"
-                             "整个模型", f"rank {rank} called the collective {rec['refused'][0]} ({what}): a pipeline "
+                             "(pipeline) 只在相邻 stage 之间 send/recv 激活和梯度；"
+                             "不能 all_gather 权重、在每个 rank 上算整个模型",
+                             f"rank {rank} called the collective {rec['refused'][0]} ({what}): a pipeline "
                              "only sends and receives activations and gradients between neighbouring stages; it may "
                              "not all_gather the weights and compute the whole model on every rank"))
     order = [e[:2] for e in rec["events"] if e[0] in ("F", "B")]
@@ -348,11 +354,12 @@ def _judge_stage_inputs(rank: int, rec: dict, streams: dict, ref: dict, world_si
 
 def _judge_gradients(rank: int, grads, params: list, m: int, what: str) -> None:
     """The stage's parameter gradients against the single-process reference's."""
-    import torch  # noqa: PLC0415
+    import torch
 
     for k, (got, param) in enumerate(zip(grads, params, strict=True)):
         if got is None:
-            raise CheckFailed(tr(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})：backward 没有做到这个 stage",
+            raise CheckFailed(tr(f"rank {rank} 的参数 {k} 没有梯度 (grad is None) ({what})："
+                                 "backward 没有做到这个 stage",
                                  f"rank {rank}'s parameter {k} has no gradient (grad is None) ({what}): the backward "
                                  "never reached this stage"))
         want = param.grad

@@ -6,7 +6,8 @@ Which op consumes what is the plan's dependency rule (``Plan.dependencies``): a 
 stage is a ``Message`` (what the stage itself keeps, F's saved tensors for its B, B's graph for its W, is not).
 Lowering turns each message between two ranks into a ``SEND`` right after its producer's step on the producer's
 rank and a ``RECV`` before its consumer's step on the consumer's rank (right before, unless the order of the
-sender's messages needs it earlier); a message between two stages of one rank stays on that rank.  This is what torch's ``_add_send_recv`` does to its compute-only schedules.
+sender's messages needs it earlier); a message between two stages of one rank stays on that rank.  This is what
+torch's ``_add_send_recv`` does to its compute-only schedules.
 
     from course.lower import lower, format_actions
     print(format_actions(lower(build("1f1b", 2, 2))))
@@ -31,7 +32,8 @@ Standard library only.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import NamedTuple, Sequence, Union
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from .plan import Op, Plan, Step, ops_of
 
@@ -126,7 +128,7 @@ def lower(plan: Plan) -> list[list[Action]]:
                 sends[r, i].append(msg)
                 pairs[r, rank_of[msg.consumer.stage]].append(msg)
     recvs = defaultdict(list)                    # (rank, step index) -> messages received before that step
-    for (a, b), msgs in sorted(pairs.items()):
+    for (_, b), msgs in sorted(pairs.items()):
         at, latest = [], len(plan.ranks[b])
         for msg in reversed(msgs):               # no later than any message a sends after it
             latest = min(latest, step_of[msg.consumer])
@@ -177,7 +179,7 @@ def pair_order_mismatches(lowered: Sequence[Sequence[Action]]) -> list[str]:
     return problems
 
 
-Group = Union[Action, Sequence[Action]]
+Group = Action | Sequence[Action]
 
 
 def exchanges(lowered: Sequence[Sequence[Action]], order: str = "naive") -> list[list[tuple[Action, ...]]]:

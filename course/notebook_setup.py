@@ -55,7 +55,7 @@ def changed(before: dict, now: dict) -> list[str]:
 def executed_cells() -> list[str]:
     """The source of every cell this IPython kernel has run so far, in order (the current one last)."""
     try:
-        shell = get_ipython()  # noqa: F821  (defined in an IPython kernel)
+        shell = get_ipython()  # defined in an IPython kernel
     except NameError:
         raise RuntimeError("load_submission runs in a notebook kernel (IPython)") from None
     return list(shell.history_manager.input_hist_raw[1:])
@@ -71,7 +71,7 @@ class Tally:
         for test in tests:
             try:
                 test()
-            except (Exception, SystemExit) as e:   # a failing test costs its own share; an interrupt stops the cell
+            except (Exception, SystemExit) as e:  # noqa: BLE001  (a failing test costs its own share; an interrupt stops the cell)
                 self.failed += 1
                 message = str(e).strip() or type(e).__name__
                 print(f"{test.__name__} ... failed: {type(e).__name__}: {message}")
@@ -98,7 +98,8 @@ def prepare(namespace: dict, history=executed_cells):
         rule the out-of-kernel regrade uses too); a fresh Tally."""
         source, missing = Cells(history()).module(names)
         if len(missing) == len(names):
-            raise NameError(tr(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above first)",
+            raise NameError(tr(f"找不到 {', '.join(names)}：请先运行上面的解答单元格 (run the solution cell above "
+                               "first)",
                                f"{', '.join(names)} not found: run the solution cell above first"))
         directory = tempfile.mkdtemp(prefix="submission-")
         atexit.register(shutil.rmtree, directory, True)
@@ -115,7 +116,8 @@ def prepare(namespace: dict, history=executed_cells):
         return Tally()
 
     def course_untouched():
-        """Fail when the answer replaced anything in the course library the checks use (the judge's checks run out of the learner's reach)."""
+        """Fail when the answer replaced anything in the course library the checks use (the judge's checks run out
+        of the learner's reach)."""
         gone = changed(before, fingerprint())
         if gone:
             raise AssertionError(tr(f"检测到篡改 (tampering)：提交的代码改动了检查用的函数 ({', '.join(gone[:5])})。"

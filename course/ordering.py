@@ -20,10 +20,9 @@ forward pass alone (inference, a flow shop): GPipe's plan with zero backward cos
 from __future__ import annotations
 
 import random
-
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Sequence
 
 from .costs import Costs
 from .plan import Op, Overlap, Plan, ops_of

@@ -19,16 +19,16 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Sequence, Union
 
 from .optional import importable
 from .validation import check_counts, is_number
 
 METHODS = ("dp", "greedy")
 
-Comm = Union[float, Sequence[float]]
+Comm = float | Sequence[float]
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ it returns what it drew on.  Nothing here imports matplotlib itself, so the CLI'
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Sequence
+from collections.abc import Sequence
+from functools import cache
 
 from . import figure
 from .figure import Patch
@@ -27,7 +27,7 @@ def _kind(step) -> str:
     return "F&B" if len(ops) > 1 else ops[0].kind
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shade(color: str, k: int, n: int) -> str:
     t = 0.55 * k / max(n - 1, 1)          # later chunks lighter
     rgb = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from xml.sax.saxutils import escape
 from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape
 
 from .figure_elements import Box, Line, Rect, RefLine, Span, Text
 

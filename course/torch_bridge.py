@@ -137,9 +137,10 @@ def to_csv(plan: Plan) -> str:
 
 
 def to_actions_with_comms(plan: Plan, lowered=None) -> list[list[str]]:
-    """``lower(plan)`` (or the given ``lowered`` actions of ``plan``) as torch action strings, one list per rank: compute actions as ``to_actions`` gives them,
-    with ``0SEND_F0``, ``1RECV_F0``, ``1SEND_B0``, ``0RECV_B0`` where the lowering puts its sends and receives
-    (the stage named is the rank's own: the producer of a send, the consumer of a receive)."""
+    """``lower(plan)`` (or the given ``lowered`` actions of ``plan``) as torch action strings, one list per rank:
+    compute actions as ``to_actions`` gives them, with ``0SEND_F0``, ``1RECV_F0``, ``1SEND_B0``, ``0RECV_B0`` where
+    the lowering puts its sends and receives (the stage named is the rank's own: the producer of a send, the consumer
+    of a receive)."""
     compute = map(iter, to_actions(plan))
     position = plan.chunk_of_stage()
     rows = []
@@ -250,5 +251,6 @@ def _ops(a, split: bool) -> list[Op]:
     raise PlanError(f"torch action {a} is not a compute action")
 
 
-__all__ = ["TORCH_SCHEDULES", "TORCH_ONLY", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch", "to_actions",
+__all__ = ["TORCH_SCHEDULES", "TORCH_ONLY", "compare", "torch_schedule", "torch_order", "torch_plan", "from_torch",
+                                                                                                      "to_actions",
            "to_csv", "to_actions_with_comms", "compare_lowering", "read_csv", "load_in_torch"]

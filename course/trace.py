@@ -15,8 +15,8 @@ Format: "Trace Event Format", Google, https://docs.google.com/document/d/1CvAClv
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .files import write_file
 from .plan import ops_of

@@ -72,7 +72,7 @@ def parse(lines: list[str], name: str) -> Twins:
         if lang is not None:
             twins.bodies[lang] = "\n".join(body).strip("\n")
 
-    for n, line in enumerate(lines):
+    for line in lines:
         hit = MARKER.match(line)
         if line.startswith("~~") and not hit:
             raise ValueError(f"{name}: bad marker line {line!r}; write '~~ zh' or '~~ en', optionally with the "

@@ -35,8 +35,9 @@ import base64
 import hashlib
 import io
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import ipywidgets as W
 from IPython.display import SVG, Image, display
@@ -44,7 +45,7 @@ from IPython.display import SVG, Image, display
 from . import figure as figures
 from .validation import is_number
 
-REGISTRY: dict[str, "Explorer"] = {}   # by name: re-running a cell replaces its explorer
+REGISTRY: dict[str, Explorer] = {}   # by name: re-running a cell replaces its explorer
 
 
 def control(name: str, spec: Any) -> W.ValueWidget:
@@ -172,7 +173,7 @@ def _render(fig) -> tuple[str, bytes, str]:
     if isinstance(fig, figures.Figure):
         svg = fig.svg().encode()
         return "image/svg+xml", svg, hashlib.sha1(svg).hexdigest()
-    import numpy as np   # the matplotlib backend: matplotlib brings numpy
+    import numpy as np  # the matplotlib backend: matplotlib brings numpy
     from matplotlib.image import imsave
 
     fig.canvas.draw()
@@ -199,7 +200,7 @@ def explore(draw: Callable[..., Any], *, name: str | None = None, figsize: tuple
     def show(**values):   # runs inside interactive_output's Output, which it cleared
         try:
             ex.redraw(**values)
-        except Exception:
+        except Exception:  # noqa: BLE001  (the learner's draw can raise anything)
             print(ex.error)   # interactive_output would swallow it; ex.error keeps it for the test
         else:
             ex.show_image()

@@ -35,7 +35,7 @@ def _why(row, auto: float, table: str) -> str:
 def apply_scores(course: Path, assignment: str, rows, table: str) -> list[str]:
     """Apply ``rows`` (instructor/regrade.py's ``Row``s of ``assignment``) to ``course``/gradebook.db; return one
     line per change or per row left alone."""
-    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+    from nbgrader.api import Gradebook, MissingEntry
 
     db = course / "gradebook.db"
     if not db.is_file():

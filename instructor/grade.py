@@ -55,6 +55,7 @@ sys.path[:0] = [str(HERE), str(ROOT)]
 
 import grading  # noqa: E402  (instructor/grading.py)
 import regrade  # noqa: E402  (instructor/regrade.py)
+
 from practice.exercises import JudgeError, load_problems  # noqa: E402
 
 STATE = ".grade"   # in the course directory: one file per finished student and assignment
@@ -101,8 +102,8 @@ def cell_limits(config, notebook) -> float:
 
 
 def plan(course: Path, assignment: str, force: bool = False, job_timeout: float | None = None) -> Plan:
-    import nbformat  # noqa: PLC0415
-    from nbgrader.coursedir import CourseDirectory  # noqa: PLC0415
+    import nbformat
+    from nbgrader.coursedir import CourseDirectory
 
     if not course.is_dir():
         raise UsageError(f"no such course directory: {course}")
@@ -138,13 +139,14 @@ def gradebook_path(db_url: str) -> Path:
 
 
 def gradebook_students(db_url: str, assignment: str) -> set[str]:
-    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+    from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(db_url) as gb:
         try:
             return {s.student_id for s in gb.assignment_submissions(assignment)}
         except MissingEntry:
-            raise UsageError(f"{assignment} is not in the gradebook: run nbgrader generate_assignment {assignment}")
+            raise UsageError(f"{assignment} is not in the gradebook: "
+                             f"run nbgrader generate_assignment {assignment}") from None
 
 
 def finished(state: Path, course: Path, assignment: str, job: Job, graded: set[str]) -> bool:
@@ -225,8 +227,8 @@ def run_local(p: Plan, ctx: dict, slots: int, stop: threading.Event, on_result) 
 def run_dask(p: Plan, ctx: dict, slots: int, stop: threading.Event, on_result, scheduler: str | None) -> None:
     """The same jobs as Dask tasks: on the cluster at ``scheduler``, or on a LocalCluster with ``slots`` slots."""
     try:
-        import dask  # noqa: PLC0415
-        from distributed import Client, LocalCluster  # noqa: PLC0415
+        import dask
+        from distributed import Client, LocalCluster
     except ImportError:
         raise UsageError("--engine dask needs Dask: pip install -e '.[dask]'") from None
     scratch = tempfile.TemporaryDirectory(prefix="grade-dask-")   # the LocalCluster's files, removed at the end
@@ -304,7 +306,7 @@ def replace_directory(target: Path, files: dict[str, bytes]) -> None:
 def merge(db_url: str, records: list[tuple[str, dict]]) -> None:
     """The student's gradebook rows from a grading process into the course gradebook, in one transaction (rows with
     the same id are updated: a submission graded before keeps its id and its manual grades)."""
-    from nbgrader import api  # noqa: PLC0415
+    from nbgrader import api
 
     with api.Gradebook(db_url) as gb:
         for model_name, columns in records:
@@ -317,7 +319,7 @@ def merge(db_url: str, records: list[tuple[str, dict]]) -> None:
 
 def account_for(db_url: str, assignment: str, student: str) -> None:
     """A submission that could not be graded is still in the gradebook (with no score)."""
-    from nbgrader.api import Gradebook  # noqa: PLC0415
+    from nbgrader.api import Gradebook
 
     with Gradebook(db_url) as gb:
         gb.update_or_create_student(student)

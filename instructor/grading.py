@@ -91,8 +91,8 @@ def digest(*parts: dict[str, bytes] | bytes | str) -> str:
 def nbgrader_config(root: Path):
     """The configuration ``nbgrader`` itself would load in course directory ``root`` (the Jupyter config path, then
     ``root/nbgrader_config.py``), with ``root`` as the course directory."""
-    from nbgrader.apps.nbgraderapp import NbGraderApp  # noqa: PLC0415
-    from traitlets.config import Config  # noqa: PLC0415
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+    from traitlets.config import Config
 
     here = os.getcwd()
     os.chdir(root)
@@ -110,8 +110,8 @@ def nbgrader_config(root: Path):
 
 def submission_records(db_url: str, assignment: str, student: str) -> list[tuple[str, dict]]:
     """The student's rows for ``assignment`` in the gradebook, as (model name, columns), parents first."""
-    import sqlalchemy  # noqa: PLC0415
-    from nbgrader.api import Gradebook  # noqa: PLC0415
+    import sqlalchemy
+    from nbgrader.api import Gradebook
 
     def columns(obj) -> tuple[str, dict]:
         return type(obj).__name__, {a.key: getattr(obj, a.key) for a in sqlalchemy.inspect(type(obj)).column_attrs}
@@ -138,7 +138,7 @@ def autograde_error(log: str) -> str:
 
 def cell_failures(autograded: dict[str, bytes]) -> dict[str, str]:
     """grade_id -> reason, for cells in which the kernel had to be restarted (course/autograde.py)."""
-    import nbformat  # noqa: PLC0415
+    import nbformat
 
     found = {}
     for name, data in autograded.items():
@@ -157,8 +157,8 @@ class Grader:
 
     def __init__(self, context: dict):
         sys.path[:0] = [str(Path(context["repo"]) / "instructor"), context["repo"]]
-        import regrade  # noqa: PLC0415  (instructor/regrade.py)
-        from nbgrader.apps import NbGraderAPI  # noqa: PLC0415
+        import regrade  # instructor/regrade.py
+        from nbgrader.apps import NbGraderAPI
 
         self.regrade = regrade
         self.assignment = context["assignment"]
@@ -182,7 +182,7 @@ class Grader:
         write_tree(submitted, job["files"])
         result = self.api.autograde(self.assignment, student, force=True, create=True)
         autograded = read_tree(self.root / "autograded" / student / self.assignment)
-        from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+        from nbgrader.api import Gradebook, MissingEntry
 
         with Gradebook(self.db_url) as gb:      # a submission autograde never reached is still accounted for
             try:
@@ -247,7 +247,7 @@ def serve_regrade() -> None:
     inp = sys.stdin.buffer
     context = receive(inp)
     sys.path.insert(0, str(Path(context["repo"]) / "instructor"))
-    import regrade  # noqa: PLC0415  (instructor/regrade.py)
+    import regrade  # instructor/regrade.py
 
     with contextlib.ExitStack() as stack:
         try:

@@ -281,7 +281,7 @@ def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], flo
     db = course / "gradebook.db"
     if not db.is_file():
         return {}
-    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+    from nbgrader.api import Gradebook, MissingEntry
 
     scores = {}
     with Gradebook(f"sqlite:///{db}") as gb:
@@ -324,7 +324,7 @@ def grade_student(student: str, folder: Path, found: list[Exercise], locked: set
 def _learner_cells(path: Path, locked: set[str]):
     """The notebook's cells parsed once (course.answer_cells.Cells) and where each test cell stands; or the
     NotRegraded that says why not."""
-    from course.answer_cells import Cells  # noqa: PLC0415  (from the pristine copy)
+    from course.answer_cells import Cells  # from the pristine copy
 
     try:
         sources, tests = [], {}
@@ -342,7 +342,7 @@ def _learner_cells(path: Path, locked: set[str]):
 
 
 def _grade_exercise(e: Exercise, learner, workdir: Path) -> float:
-    from practice.sandbox import grade  # noqa: PLC0415  (from the pristine copy)
+    from practice.sandbox import grade  # from the pristine copy
 
     cells, tests = learner
     source, _ = cells.module(e.names, before=tests.get(e.grade_id + TESTS_SUFFIX))
@@ -399,9 +399,9 @@ def regrader(course: Path, assignment: str, repository: Path = ROOT, source: Pat
 
 def _prepare(course: Path, assignment: str, repository: Path, pristine: Pristine, source: Path | None,
              hidden: tuple[str, ...], workdir: Path) -> Regrader:
-    from course import answer_cells  # noqa: PLC0415  (imported here: from the pristine copy)
-    from practice import sandbox  # noqa: PLC0415
-    from practice.exercises import PROBLEMS, load_problems, read_tests  # noqa: PLC0415
+    from course import answer_cells  # imported here: from the pristine copy
+    from practice import sandbox
+    from practice.exercises import PROBLEMS, load_problems, read_tests
 
     for module in (sandbox, answer_cells):
         if not Path(module.__file__).resolve().is_relative_to(pristine.root.resolve()):
@@ -494,7 +494,7 @@ def main(argv=None) -> int:
     out = args.course_dir / f"regrade-{args.assignment}.csv"
     write_csv(rows, out)
     if args.apply:
-        from apply_scores import apply_scores  # noqa: PLC0415  (beside this script; nbgrader only when asked)
+        from apply_scores import apply_scores  # beside this script; nbgrader only when asked
         applied = apply_scores(args.course_dir, args.assignment, rows, out.name)
     else:
         applied = []

@@ -26,7 +26,7 @@ import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository: course, practice
-from course.i18n import tr  # noqa: E402  (COURSE_LANG, which the judge sets, picks the language)
+from course.i18n import tr  # COURSE_LANG, which the judge sets, picks the language
 
 OUTPUT_LIMIT = 2000
 
@@ -65,7 +65,8 @@ class Learner:
             wire.send(self.requests, {"op": op, **fields}, self.deadline)
             reply = wire.receive(self.replies, self.deadline, reply=True)
         except wire.WireTimeout:
-            self.dead = LearnerTimeout(tr("学习者进程 (learner process) 在时限内没有回答 (no answer before the deadline)",
+            self.dead = LearnerTimeout(tr("学习者进程 (learner process) 在时限内没有回答 (no answer before the "
+                                          "deadline)",
                                           "the learner process did not answer before the deadline"))
         except wire.WireClosed:
             self.dead = LearnerCrashed(tr("学习者进程 (learner process) 退出了 (exited) 或被终止 (killed)",
@@ -82,7 +83,8 @@ class Learner:
         used = reply.get("forbidden")
         if used:
             names = ", ".join(str(u)[:80] for u in list(used)[:3]) if type(used) is list else "?"
-            raise LibraryUsed(tr(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not use) 这个库",
+            raise LibraryUsed(tr(f"运行时调用了 (called at run time) {names}：本题要求自己实现，不能调用 (must not "
+                                 "use) 这个库",
                                  f"called at run time: {names}; this exercise is to be done by hand, without that "
                                  "library"))
         if "raised" in reply:
@@ -106,7 +108,8 @@ class Learner:
         try:
             e = cls(message[:OUTPUT_LIMIT])
         except Exception:  # noqa: BLE001  (a builtin whose constructor wants more, e.g. UnicodeDecodeError)
-            e = self.exception_class("submission", f"{cls.__name__}", [["builtins", "Exception"]])(message[:OUTPUT_LIMIT])
+            fallback = self.exception_class("submission", f"{cls.__name__}", [["builtins", "Exception"]])
+            e = fallback(message[:OUTPUT_LIMIT])
         frames = info.get("frames")
         e.learner_frames = [f for f in frames if type(f) is list and len(f) == 3] if type(frames) is list else []
         return e
@@ -224,7 +227,8 @@ class LearnerFunction(_remote_base()):
 def classify(e: BaseException, at_import: bool) -> tuple[str, str]:
     where = tr("import 时 (at import)", "at import") if at_import else tr("运行时 (at run time)", "at run time")
     if isinstance(e, LearnerCrashed):
-        return "crashed", tr(f"进程提前退出 (crashed, {where})：{e}", f"the process ended early (crashed, {where}): {e}")
+        return "crashed", tr(f"进程提前退出 (crashed, {where})：{e}",
+                             f"the process ended early (crashed, {where}): {e}")
     if isinstance(e, LearnerTimeout):
         return "timeout", tr(f"超时 (timeout)：{e}。死循环 (infinite loop) 或死锁？",
                              f"timeout: {e}.  An infinite loop or a deadlock?")
@@ -279,8 +283,7 @@ def main() -> None:
 
     try:   # everything the test imports, before the learner process exists
         import importlib
-        import course.checks
-        for module in test.imports:
+        for module in ("course.checks", *test.imports):   # course.checks: _remote_base needs it later
             importlib.import_module(module)
     except Exception as e:  # noqa: BLE001
         send(event="ready")

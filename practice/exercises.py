@@ -6,8 +6,8 @@ the nbgrader generator (instructor/generate.py) both read exercises through this
 an exercise and one parser of test files.
 
 ``problems/SHA256SUMS`` holds the digest of every test file and of every file the grading trusts (the judge's own
-modules, ``course/checks.py``, ``course/live_checks.py``, ``course/live/relay.py``), as paths relative to ``problems/`` (so
-``sha256sum -c SHA256SUMS`` works there).  ``read_tests`` refuses to grade when one of them changed.
+modules, ``course/checks.py``, ``course/live_checks.py``, ``course/live/relay.py``), as paths relative to
+``problems/`` (so ``sha256sum -c SHA256SUMS`` works there).  ``read_tests`` refuses to grade when one of them changed.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ if str(REPO) not in sys.path:      # the judge runs as a script; course.i18n and
 
 from course import twins  # noqa: E402
 from course.i18n import LANGS, language, tr  # noqa: E402
+
 PROBLEMS = PRACTICE / "problems"
 SOLUTIONS = REPO / "solutions"
 TEST_FILES = ("test_public.py", "test_hidden.py")
@@ -86,7 +87,7 @@ class Problem:
         return self.slug.replace("-", "_")
 
     @cached_property
-    def tests(self) -> dict[str, "TestFile"]:
+    def tests(self) -> dict[str, TestFile]:
         """The test files, verified against SHA256SUMS, read once (see read_tests)."""
         return {name: TestFile(name, source) for name, source in read_tests(self).items()}
 
@@ -329,9 +330,10 @@ def read_tests(problem: Problem, problems_dir: Path | None = None) -> dict[str, 
     sums = _recorded(problems_dir)
     for name, path in guarded_files([]):
         if sums.get(name) != hashlib.sha256(path.read_bytes()).hexdigest():
-            raise JudgeError(tr(f"评测程序的文件被改动过 (judge file modified): {path}；请恢复它 (git checkout -- {path})。"
-                                "改了评测程序请运行 judge.py sync", f"a file of the judge was modified: {path}; restore "
-                                f"it (git checkout -- {path}), or, if you changed the judge, run judge.py sync"))
+            raise JudgeError(tr(f"评测程序的文件被改动过 (judge file modified): {path}；"
+                                f"请恢复它 (git checkout -- {path})。改了评测程序请运行 judge.py sync",
+                                f"a file of the judge was modified: {path}; restore it (git checkout -- {path}), "
+                                "or, if you changed the judge, run judge.py sync"))
     sources = {}
     for name in TEST_FILES:
         data = (problem.dir / name).read_bytes()

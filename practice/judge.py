@@ -38,16 +38,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the repository: `practice` and `course`
 
-from course.command import finite_float, positive_int  # noqa: E402
-from course.files import write_file  # noqa: E402
-from course.i18n import LANGS, set_language, tr  # noqa: E402
-from course.lab import WORKSPACE  # noqa: E402
-from practice import sandbox  # noqa: E402
-from practice.exercises import (PRACTICE, PROBLEMS, SOLUTIONS, TEST_FILES, JudgeError, TestFile,  # noqa: E402
-                                checksums, find, load_problems, make_starter, read_tests, stale_sources,
-                                stamp_statement)
-from practice.sandbox import Grade, grade, print_grade, run_test_file  # noqa: E402
-
+from course.command import finite_float, positive_int
+from course.files import write_file
+from course.i18n import LANGS, set_language, tr
+from course.lab import WORKSPACE
+from practice import sandbox
+from practice.exercises import (
+    PRACTICE,
+    PROBLEMS,
+    SOLUTIONS,
+    TEST_FILES,
+    JudgeError,
+    TestFile,
+    checksums,
+    find,
+    load_problems,
+    make_starter,
+    read_tests,
+    stale_sources,
+    stamp_statement,
+)
+from practice.sandbox import Grade, grade, print_grade, run_test_file
 
 # ---- commands ----------------------------------------------------------------------------------------------------
 
@@ -217,7 +228,8 @@ def cmd_sync(problems, args) -> int:
 def cmd_doctor(problems, args) -> int:
     print(f"python   {sys.version.split()[0]} ({sys.executable})")
     print(f"cores    {os.cpu_count()}")
-    probe = ("import torch, torch.distributed as d; print(torch.__version__, d.is_available() and d.is_gloo_available())")
+    probe = ("import torch, torch.distributed as d; print(torch.__version__, d.is_available() and "
+             "d.is_gloo_available())")
     try:
         out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
         torch_ok = out.returncode == 0

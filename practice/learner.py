@@ -16,9 +16,10 @@ frame each::
 Before the submission is imported, every function of the modules in ``forbid`` (already imported or imported later)
 is replaced by a guard that raises ``ForbiddenCall`` when the learner's file is on the call stack while a learner
 function that must not use that module runs (``forbid`` maps each such function to its modules, "*" to every
-function), and the reply says so (the checker then fails the test).  This is the run-time half of "don't call the library"; the static half
-is ``course.checks.assert_not_using``.  Both run in this process, so code set on dismantling them can; they stop the
-routes a learner takes by accident or by a quick trick (``importlib``, a reference kept in a dict).
+function), and the reply says so (the checker then fails the test).  This is the run-time half of "don't call the
+library"; the static half is ``course.checks.assert_not_using``.  Both run in this process, so code set on
+dismantling them can; they stop the routes a learner takes by accident or by a quick trick (``importlib``, a
+reference kept in a dict).
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ def main() -> None:
     sys.path.append(ROOT)
     _confine(header.get("view"))
     requests, replies = (_move_high(header[k]) for k in ("requests", "replies"))
-    from practice import wire
     import course.checks
-    from course.i18n import tr   # COURSE_LANG, which the judge sets, picks the language
-    import course.plan  # noqa: F401  (Plans passed in are rebuilt with it)
+    import course.plan  # Plans passed in are rebuilt with it
+    from course.i18n import tr  # COURSE_LANG, which the judge sets, picks the language
+    from practice import wire
     workdir = os.getcwd()
     sys.path.insert(0, workdir)
     submission_file = os.path.join(workdir, "submission.py")
@@ -142,7 +143,8 @@ def _confine(view: dict | None) -> None:
 def describe(obj) -> dict:
     if isinstance(obj, type) and issubclass(obj, BaseException):
         return {"kind": "exception", "mro": _mro(obj)}
-    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) or (callable(obj) and not isinstance(obj, type)):
+    if (isinstance(obj, (types.FunctionType, types.BuiltinFunctionType))
+            or (callable(obj) and not isinstance(obj, type))):
         return {"kind": "function"}
     if isinstance(obj, type):
         return {"kind": "class", "type": obj.__qualname__}
@@ -167,7 +169,7 @@ def describe_exception(e: BaseException, submission_file: str) -> dict:
 
 def _mro(t: type) -> list:
     try:
-        return [[_text(lambda: c.__module__), _text(lambda: c.__qualname__)] for c in type.mro(t)]
+        return [[_text(lambda c=c: c.__module__), _text(lambda c=c: c.__qualname__)] for c in type.mro(t)]
     except Exception:  # noqa: BLE001
         return []
 
@@ -250,7 +252,8 @@ class Guard(importlib.abc.MetaPathFinder):
                 frame = frame.f_back
             return fn(*args, **kwargs)
 
-        call.__name__, call.__qualname__, call.__doc__ = fn.__name__, getattr(fn, "__qualname__", fn.__name__), fn.__doc__
+        call.__name__, call.__doc__ = fn.__name__, fn.__doc__
+        call.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
         call.__module__, call._course_guard = getattr(fn, "__module__", None), True
         return call
 

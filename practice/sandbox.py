@@ -160,7 +160,7 @@ def grade(problem: Problem, submission: Path, problems_dir: Path | None = None,
 class _Run:
     """The processes and directory of one test file, known to the judge until they are gone."""
 
-    active: set["_Run"] = set()
+    active: set[_Run] = set()
     lock = threading.Lock()
     aborting = False
 
@@ -455,7 +455,8 @@ def _verdicts(test: TestFile, records: list[dict], timed_out: bool, timeout: flo
     if run.killed_for:
         verdict, why = "crashed", run.killed_for
     elif timed_out:
-        verdict, why = "timeout", tr(f"超时 (timeout)：超过 {timeout:g} 秒被终止 (killed)。死循环 (infinite loop) 或死锁？",
+        verdict, why = "timeout", tr(f"超时 (timeout)：超过 {timeout:g} 秒被终止 (killed)。"
+                                     "死循环 (infinite loop) 或死锁？",
                                      f"timeout: killed after {timeout:g} s.  An infinite loop or a deadlock?")
     else:
         verdict, why = "crashed", diagnosis

@@ -2,8 +2,16 @@
 with or without communication in the step time."""
 
 from course.costs import Costs
-from course.memory import (ActivationConfig, Model, chunk_activation_bytes, chunk_times, dp_bytes, pipeline_memory,
-                           pp_transfer_bytes, rank_params)
+from course.memory import (
+    ActivationConfig,
+    Model,
+    chunk_activation_bytes,
+    chunk_times,
+    dp_bytes,
+    pipeline_memory,
+    pp_transfer_bytes,
+    rank_params,
+)
 from course.schedules import build
 from course.sim import DeadlockError, simulate
 

@@ -33,7 +33,7 @@ def schedule_under_cap(p, m, f, b, w, cap, w_mem=1.0):
         if nw[r] == m:
             continue
 
-        def ready(end):
+        def ready(end, t=t):
             return end is not None and end <= t + eps
 
         choice = None

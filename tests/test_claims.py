@@ -54,7 +54,8 @@ def test_sweep_finds_where_a_rule_drawn_from_few_rows_breaks():
                   n=200, seed=3)
     assert not wrong.holds
     bad = wrong.figures()
-    assert bad["broken"] == len(wrong.counterexamples) and not (bad["b"] > bad["w"]) == (bad["b"] > min(bad["f"], bad["w"]))
+    assert bad["broken"] == len(wrong.counterexamples)
+    assert not (bad["b"] > bad["w"]) == (bad["b"] > min(bad["f"], bad["w"]))
     with pytest.raises(ClaimError, match="broken="):
         claim(wrong.holds, "the rule holds", **wrong.figures())
     ints = sweep(lambda p, m: isinstance(p, int) and 2 <= p <= 8 and m in (1, 4), {"p": (2, 8), "m": [1, 4]}, n=50)

@@ -59,7 +59,8 @@ def test_statements_exist_in_both_languages_and_match():
         assert han.search(p.titles["zh"] + p.statements.bodies["zh"]), f"{p.slug}: no Chinese statement"
         english = p.titles["en"] + p.sections["en"] + p.statements.bodies["en"]
         hit = han.search(english)
-        assert not hit, f"{p.slug}: Chinese in the English statement: {english[max(0, hit.start() - 30):hit.end() + 30]!r}"
+        assert not hit, (f"{p.slug}: Chinese in the English statement: "
+                         f"{english[max(0, hit.start() - 30):hit.end() + 30]!r}")
         assert p.statements.problems() == [], p.statements.problems()
 
 

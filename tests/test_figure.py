@@ -18,17 +18,17 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
-import stdlib_path  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
-from matplotlib.figure import Figure as MplFigure  # noqa: E402
+import pytest
+import stdlib_path
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure as MplFigure
 
-from course import figure, plots, render_mpl, render_svg  # noqa: E402
-from course.costs import Costs  # noqa: E402
-from course.figure import Patch  # noqa: E402
-from course.memory import PRESETS, ActivationConfig, pipeline_memory  # noqa: E402
-from course.schedules import build  # noqa: E402
-from course.sim import simulate  # noqa: E402
+from course import figure, plots, render_mpl, render_svg
+from course.costs import Costs
+from course.figure import Patch
+from course.memory import PRESETS, ActivationConfig, pipeline_memory
+from course.schedules import build
+from course.sim import simulate
 
 R = 6   # decimals compared
 

@@ -9,8 +9,8 @@ student, then run again; on a Dask LocalCluster on 127.0.0.1; and the serial way
 """
 
 import csv
-import io
 import importlib.util
+import io
 import os
 import shutil
 import signal

@@ -5,8 +5,16 @@ import math
 import pytest
 import torch
 
-from course.checks import (CheckFailed, assert_close, assert_equal, assert_not_using, assert_raises,
-                           assert_tensor_close, fresh_seed, show)
+from course.checks import (
+    CheckFailed,
+    assert_close,
+    assert_equal,
+    assert_not_using,
+    assert_raises,
+    assert_tensor_close,
+    fresh_seed,
+    show,
+)
 
 
 class Anything:
@@ -125,14 +133,15 @@ def test_wire_round_trips_exactly_and_refuses_what_cannot_cross():
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from practice import wire
     from course.schedules import build
+    from practice import wire
 
     values = [0.1, -0.0, float("inf"), (1, [2, (3,)]), {1: "a", (2, 3): None}, torch.arange(6.0).reshape(2, 3),
               torch.zeros(0, 2, dtype=torch.int64), torch.float64]
     for v in values:
         back = wire.decode(wire.encode(v))
-        assert type(back) is type(v) and (torch.equal(back, v) if isinstance(v, torch.Tensor) else repr(back) == repr(v))
+        assert type(back) is type(v)
+        assert torch.equal(back, v) if isinstance(v, torch.Tensor) else repr(back) == repr(v)
     plan = build("dualpipev", 2, 4)
     assert wire.decode(wire.encode(plan)).format() == plan.format()
     assert type(wire.decode(wire.encode(torch.nn.Parameter(torch.ones(1))))) is wire.Opaque

@@ -101,7 +101,8 @@ RIGHT = "def bubble_ratio(p, m, v=1):\n    if any(type(x) is not int or x < 1 fo
 # ---- class: what the checks rely on cannot be reached from the learner's process -----------------------------
 
 PATCHES = {
-    "course_checks_helpers": "import course.checks as c, math\nc._isclose = c._first_difference = lambda *a, **k: None\n"
+    "course_checks_helpers": "import course.checks as c, math\n"
+                             "c._isclose = c._first_difference = lambda *a, **k: None\n"
                              "c.assert_close = c.assert_equal = c.assert_raises = lambda *a, **k: None\n"
                              "math.isclose = lambda *a, **k: True\n",
     "test_module_helpers": "import sys\nfor m in list(sys.modules.values()):\n"
@@ -137,7 +138,8 @@ def test_patched_torch_changes_nothing(tmp_path):
               "torch.sub = lambda a, b, **k: torch.zeros_like(a)\n"
               "torch.Tensor.__sub__ = lambda a, b: torch.zeros_like(a)\n"
               "torch.allclose = lambda *a, **k: True\n"
-              "def linear_input_grad(grad_output, weight):\n    return torch.zeros(grad_output.shape[:-1] + weight.shape[1:])\n"
+              "def linear_input_grad(grad_output, weight):\n"
+              "    return torch.zeros(grad_output.shape[:-1] + weight.shape[1:])\n"
               "def linear_weight_grad(grad_output, x):\n"
               "    return torch.zeros(grad_output.shape[-1], x.shape[-1]), torch.zeros(grad_output.shape[-1])\n")
     got, _, _ = judge(tmp_path, "linear-backward-split", source, 60)
@@ -318,7 +320,8 @@ def test_memory_across_processes_is_bounded(tmp_path):
 
 
 def test_memory_of_test_files_running_at_once_is_bounded(tmp_path):
-    source = "import time\nblock = bytearray(200 << 20)\nfor i in range(0, len(block), 4096):\n    block[i] = 1\ntime.sleep(60)\n"
+    source = ("import time\nblock = bytearray(200 << 20)\n"
+              "for i in range(0, len(block), 4096):\n    block[i] = 1\ntime.sleep(60)\n")
     # each file stays under its own cap, not both together; the file that is not killed sleeps until its timeout
     results, seconds = grade_with_caps(tmp_path, source, {"ALL_RESIDENT": 250 << 20}, 6)
     assert seconds < 6 + 3 + 5 and "passed" not in {v for v, _ in results}
@@ -485,7 +488,8 @@ RUNTIME_ROUTES = {
                  "    lib = importlib.import_module('cou' + 'rse.sched' + 'ules')\n"
                  "    return [lib.build('1f1b', p, m).rank_tokens(s) for s in range(p)]\n",
     "kept_in_a_container": "import importlib\n"
-                           "TOOLS = {'build': getattr(importlib.import_module('course.sched' + 'ules'), 'bu' + 'ild')}\n"
+                           "TOOLS = {'build': getattr(importlib.import_module('course.sched' + 'ules'),"
+                           " 'bu' + 'ild')}\n"
                            "def one_f_one_b_orders(p, m, f, b, comm=0.0):\n"
                            "    return [TOOLS['build']('1f1b', p, m).rank_tokens(s) for s in range(p)]\n",
 }
@@ -538,14 +542,16 @@ def test_autograd_kept_in_a_dict_is_refused_but_importing_torch_is_fine(tmp_path
     cheat = ("import importlib\nimport torch\n"
              "TOOLS = {'g': getattr(importlib.import_module('torch.' + 'auto' + 'grad'), 'gr' + 'ad')}\n"
              "def linear_input_grad(grad_output, weight):\n"
-             "    x = torch.zeros(grad_output.shape[:-1] + (weight.shape[1],), dtype=weight.dtype, requires_grad=True)\n"
+             "    x = torch.zeros(grad_output.shape[:-1] + (weight.shape[1],), dtype=weight.dtype,"
+             " requires_grad=True)\n"
              "    with torch.enable_grad():\n"
              "        return TOOLS['g'](x @ weight.T, x, grad_output)[0]\n"
              "def linear_weight_grad(grad_output, x):\n"
              "    return grad_output.flatten(0, -2).T @ x.flatten(0, -2), grad_output.flatten(0, -2).sum(0)\n")
     got, _, _ = judge(tmp_path, "linear-backward-split", cheat, 60)
     assert verdicts(got) == {"failed"} and all("torch.autograd.grad" in m for _, m in got.values()), got
-    honest = "import torch\nimport torch.nn.functional as F\n" + (REPO / "solutions/linear-backward-split.py").read_text()
+    honest = ("import torch\nimport torch.nn.functional as F\n"
+              + (REPO / "solutions/linear-backward-split.py").read_text())
     got, _, _ = judge(tmp_path, "linear-backward-split", honest, 60)
     assert verdicts(got) == {"passed"}, got
 

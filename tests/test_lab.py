@@ -5,7 +5,6 @@ terminals, kernels) is tested in tests/browser/test_lab_server.py."""
 import json
 import os
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest

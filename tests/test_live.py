@@ -20,9 +20,17 @@ import torch
 import torch.distributed as dist
 
 from course.costs import Costs
-from course.live import (DeadlockDetected, JobTimeout, LiveOptions, WorkerError, WorkerStopped, launch, run_plan,
-                         stray_workers)
-from course.live import course_engine
+from course.live import (
+    DeadlockDetected,
+    JobTimeout,
+    LiveOptions,
+    WorkerError,
+    WorkerStopped,
+    course_engine,
+    launch,
+    run_plan,
+    stray_workers,
+)
 from course.live.executor import select_device
 from course.live.model import ModelConfig, max_grad_error, reference_grads
 from course.lower import blocking_deadlock, lower

@@ -14,8 +14,12 @@ import pytest
 from course.checks import CheckFailed
 from course.i18n import set_language
 from course.live.relay import Record, Relay
-from course.live_checks import LearnerError, check_pipeline_step, judge_pipeline_record, one_f_one_b, \
-    record_pipeline_step
+from course.live_checks import (
+    check_pipeline_step,
+    judge_pipeline_record,
+    one_f_one_b,
+    record_pipeline_step,
+)
 
 pytestmark = pytest.mark.live
 

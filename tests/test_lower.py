@@ -11,8 +11,19 @@ from collections import Counter
 
 import pytest
 
-from course.lower import (COMPUTE, RECV, SEND, Action, Message, blocking_deadlock, exchanges, format_actions, lower,
-                          messages, pair_order_mismatches)
+from course.lower import (
+    COMPUTE,
+    RECV,
+    SEND,
+    Action,
+    Message,
+    blocking_deadlock,
+    exchanges,
+    format_actions,
+    lower,
+    messages,
+    pair_order_mismatches,
+)
 from course.plan import Plan, ops_of
 from course.schedules import REGISTRY, build
 
@@ -53,7 +64,7 @@ def test_lowering_keeps_the_plan_and_moves_every_message_once(plan):
     recvs = Counter((r, a.message) for r, actions in enumerate(lowered) for a in actions if a.kind == RECV)
     assert sends == Counter((rank_of[msg.producer.stage], msg) for msg in remote)
     assert recvs == Counter((rank_of[msg.consumer.stage], msg) for msg in remote)
-    for r, actions in enumerate(lowered):
+    for actions in lowered:
         done = set()
         for a in actions:
             if a.kind == COMPUTE:

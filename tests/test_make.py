@@ -11,6 +11,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from targets import Targets  # noqa: E402
 
+
 def make(*args, timeout=120):
     # -o: never rebuild the environment from here (it exists: these tests run in it)
     return subprocess.run(["make", "-o", ".venv/.installed", *args], cwd=ROOT, capture_output=True, text=True,

@@ -3,10 +3,28 @@
 import pytest
 
 from course.costs import Costs
-from course.memory import (PRESETS, ActivationConfig, Model, chunk_activation_bytes, chunk_times, dp_bytes,
-                           korthikanti_layer_bytes, layer_activation_bytes, layer_terms, output_activation_bytes,
-                           pipeline_memory, fit_layouts, pp_transfer_bytes, preset, rank_params, ring_share,
-                           static_bytes, step_traffic, tp_layer_bytes, w_mem_share)
+from course.memory import (
+    PRESETS,
+    ActivationConfig,
+    Model,
+    chunk_activation_bytes,
+    chunk_times,
+    dp_bytes,
+    fit_layouts,
+    korthikanti_layer_bytes,
+    layer_activation_bytes,
+    layer_terms,
+    output_activation_bytes,
+    pipeline_memory,
+    pp_transfer_bytes,
+    preset,
+    rank_params,
+    ring_share,
+    static_bytes,
+    step_traffic,
+    tp_layer_bytes,
+    w_mem_share,
+)
 from course.schedules import REGISTRY, build
 from course.sim import simulate
 
@@ -202,7 +220,10 @@ def test_fit_layouts_with_bandwidths_add_communication():
     model = PRESETS["llama3-8b"]
     fit = dict(gpus=8, gpu_mem=40e9, global_batch=16, seq=4096)
     plain, comm = fit_layouts(model, **fit), fit_layouts(model, **fit, tp_bw=300e9, dp_bw=40e9)
-    key = lambda r: (r["tp"], r["pp"], r["dp"], r["schedule"], r["v"], r["recompute"])
+
+    def key(r):
+        return r["tp"], r["pp"], r["dp"], r["schedule"], r["v"], r["recompute"]
+
     before = {key(r): r for r in plain}
     assert {key(r) for r in comm} == set(before)          # communication changes times, not what fits
     assert all(r["dp_s"] == 0 for r in plain)

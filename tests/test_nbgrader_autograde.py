@@ -10,7 +10,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from test_regrade import HONEST_VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -43,9 +43,8 @@ def course():
 
 
 def test_the_default_is_nbgraders_own_and_the_variable_overrides_it(monkeypatch):
-    from traitlets.config.loader import PyFileConfigLoader
-
     from nbgrader.exchange.default import Exchange
+    from traitlets.config.loader import PyFileConfigLoader
 
     monkeypatch.delenv("NBGRADER_EXCHANGE", raising=False)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(INSTRUCTOR)).load_config()

@@ -53,7 +53,7 @@ def test_a_redefinition_replaces_the_earlier_cell(notebook):
     first = sys.path[0]
     notebook("def f():\n    return 2\n")
     load_submission("f")
-    import submission  # noqa: F811 (a fresh module)
+    import submission  # a fresh module
     assert submission.f() == 2
     assert first not in sys.path and first not in os.environ["PYTHONPATH"]   # the old directory left the paths
     assert not os.path.exists(first)                                       # and the disk

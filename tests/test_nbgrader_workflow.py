@@ -27,7 +27,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from test_regrade import HONEST_VARIANTS
 
 pytestmark = pytest.mark.live  # the chapter 3 assignment starts gloo worker processes
@@ -460,8 +459,11 @@ def hidden_test_names(test_cell: str) -> dict[str, str]:
     own helper of the same name, e.g. one-f-one-b-order's nested ``makespan(leads)``, is not taken for it)."""
     public, hidden = test_cell.split("### BEGIN HIDDEN TESTS")
     hidden = textwrap.dedent(hidden.split("### END HIDDEN TESTS")[0])
-    defined = lambda code: {n.name: code.splitlines()[n.lineno - 1].strip() for n in ast.parse(code).body
-                            if isinstance(n, ast.FunctionDef)}
+
+    def defined(code):
+        return {n.name: code.splitlines()[n.lineno - 1].strip() for n in ast.parse(code).body
+                if isinstance(n, ast.FunctionDef)}
+
     return {name: line for name, line in defined(hidden).items() if name not in defined(textwrap.dedent(public))}
 
 

@@ -10,8 +10,16 @@ import pytest
 
 from course.cli import main
 from course.costs import Costs
-from course.ordering import (MAX_BEST_M, POLICIES, SCENARIOS, evaluate, heaviest_first_effect, order_microbatches,
-                             ordered_timeline, skewed_workloads)
+from course.ordering import (
+    MAX_BEST_M,
+    POLICIES,
+    SCENARIOS,
+    evaluate,
+    heaviest_first_effect,
+    order_microbatches,
+    ordered_timeline,
+    skewed_workloads,
+)
 
 
 def random_case(rng, p=None, schedule=None):

@@ -131,7 +131,7 @@ def test_python_m_course_partition():
 @pytest.mark.parametrize("seed", range(40))
 def test_pure_python_dp_equals_the_numpy_dp(seed):
     """The browser edition has no numpy: its plain-Python DP returns the same cuts and the same float costs."""
-    from course.partition import _dp_bounds, _dp_bounds_pure, _check
+    from course.partition import _check, _dp_bounds, _dp_bounds_pure
 
     rng = random.Random(1000 + seed)
     L = rng.randint(1, 60)

@@ -4,10 +4,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from course.costs import Costs  # noqa: E402
-from course.plots import COLORS, ascii_timeline, bubble_curves, compare, gantt, memory  # noqa: E402
-from course.schedules import build  # noqa: E402
-from course.sim import simulate  # noqa: E402
+from course.costs import Costs
+from course.plots import COLORS, ascii_timeline, bubble_curves, compare, gantt, memory
+from course.schedules import build
+from course.sim import simulate
 
 
 def test_gantt_draws_one_bar_per_span_in_the_kind_colour():

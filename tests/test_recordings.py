@@ -6,8 +6,8 @@ import dataclasses
 import json
 
 import pytest
-
 import stdlib_path
+
 from course import recordings
 from course.recordings import cases
 

@@ -186,7 +186,7 @@ def test_a_class_is_regraded_and_an_in_kernel_score_above_it_is_flagged(reposito
     submit(course, "blank", "def bubble_ratio(p, m, v=1):\n    raise NotImplementedError()\n\n\n"
                             "def bubble_from_spans(spans):\n    raise NotImplementedError()\n")
     submit(course, "late_fix", WRONG, after=[SOLUTION])           # fixed in a cell of their own: honest
-    submit(course, "too_late", WRONG, extra=[SOLUTION])           # fixed after the test cell: the kernel ran it too late
+    submit(course, "too_late", WRONG, extra=[SOLUTION])           # fixed after the test cell: it ran too late
     submit(course, "cheat", WRONG)                                # nbgrader said 15: it was not
     submit(course, "pending", SOLUTION)                           # submitted, not autograded yet
     submit(course, "unknown", SOLUTION)                           # not in the gradebook at all

@@ -14,8 +14,7 @@ from course.cli import main
 from course.costs import Costs
 from course.plan import Op, Plan
 from course.schedules import build
-from course.search import (VARIANTS, Problem, asap_makespan, exact, heuristic, list_schedule, lower_bound,
-                           search)
+from course.search import VARIANTS, Problem, asap_makespan, exact, heuristic, list_schedule, lower_bound, search
 from course.sim import simulate
 
 EPS = 1e-9

@@ -8,8 +8,15 @@ from hypothesis import given, settings, strategies as st
 
 from course.costs import Costs
 from course.schedules import REGISTRY, build
-from course.schedules.controllable import (PERIOD, V_ZB_OFFSETS, building_block, reorder_ends, repeat_block,
-                                           v_offsets, v_rank)
+from course.schedules.controllable import (
+    PERIOD,
+    V_ZB_OFFSETS,
+    building_block,
+    reorder_ends,
+    repeat_block,
+    v_offsets,
+    v_rank,
+)
 from course.sim import simulate
 
 # (schedule, memory as a share of 1F1B's peak, idle as a share of 1F1B's) with F = B = W
@@ -31,7 +38,7 @@ def test_the_block_never_collides_with_its_own_copies(p):
     for df, db in (((1,), (1,)), ((2, 1), (1,)), v_offsets(p, *V_ZB_OFFSETS)):
         slot = building_block(p, df, db, 0)
         per_rank = {}
-        for (kind, stage), t in slot.items():
+        for (_, stage), t in slot.items():
             per_rank.setdefault(v_rank(p, stage), []).append(t % PERIOD)
         assert all(sorted(v) == list(range(PERIOD)) for v in per_rank.values())
         for k in range(1, 2 * p):            # each op after the one it needs

@@ -4,8 +4,7 @@ import random
 from functools import cache
 
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from course import fast, sim_compiled
 from course.costs import Costs

@@ -4,12 +4,22 @@
 import pytest
 
 from course.costs import Costs
+from course.lower import COMPUTE, RECV, lower
 from course.plan import Plan, PlanError
 from course.schedules import REGISTRY, build
 from course.sim import DeadlockError, simulate
-from course.lower import COMPUTE, RECV, lower
-from course.torch_bridge import (TORCH_SCHEDULES, compare, compare_lowering, from_torch, load_in_torch, read_csv,
-                                 to_actions, to_csv, torch_order, torch_plan)
+from course.torch_bridge import (
+    TORCH_SCHEDULES,
+    compare,
+    compare_lowering,
+    from_torch,
+    load_in_torch,
+    read_csv,
+    to_actions,
+    to_csv,
+    torch_order,
+    torch_plan,
+)
 
 COSTS = [Costs(), Costs(f=1, b=2, w=1), Costs(comm=0.5), Costs(f=[1, 2, 1, 3], b=[2, 1, 1, 1], w=0.5)]
 SIZES = [(4, 8), (2, 4), (3, 6), (4, 16)]

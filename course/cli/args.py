@@ -11,8 +11,18 @@ import os
 import re
 import stat
 
-from ..command import (add_cost_args, check_finite, check_ops, costs_from_args, dumps, finite_float, number_list,
-                       output_file, positive_int, write_output)
+from ..command import (
+    add_cost_args,
+    check_finite,
+    check_ops,
+    costs_from_args,
+    dumps,
+    finite_float,
+    number_list,
+    output_file,
+    positive_int,
+    write_output,
+)
 
 MAX_PLAN_FILE = 64 * 2 ** 20     # bytes; a plan file is text, one token per op (--force reads a bigger one)
 MAX_OP_NUMBER = 2 ** 31          # micro-batch and stage numbers stay below this (no override: they index arrays)

@@ -6,7 +6,7 @@ from .args import add_cost_args, add_schedule_args, costs_from_args, dumps, outp
 
 
 def add_parser(sub):
-    from ..live.options import add_live_args   # torch-free: the options module imports no torch
+    from ..live.options import add_live_args  # torch-free: the options module imports no torch
 
     p = sub.add_parser("live", help="run a schedule on P gloo processes: gradient check, measured vs simulated")
     add_schedule_args(p)

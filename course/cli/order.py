@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from .args import (add_cost_args, check_finite, check_ops, costs_from_args, dumps, number_list,
-                   ops_per_rank_and_microbatch, positive_int)
+from .args import (
+    add_cost_args,
+    check_finite,
+    check_ops,
+    costs_from_args,
+    dumps,
+    number_list,
+    ops_per_rank_and_microbatch,
+    positive_int,
+)
 
 
 def add_parser(sub):

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from .args import (add_cost_args, costs_from_args, dumps, finite_float, number_list, output_file, positive_int,
-                   write_output)
-
+from .args import (
+    add_cost_args,
+    costs_from_args,
+    dumps,
+    finite_float,
+    number_list,
+    output_file,
+    positive_int,
+    write_output,
+)
 
 DESCRIPTION = """\
 The shortest plan with one stage per rank (split backward) under a per-rank activation cap, minimising one
@@ -40,7 +47,8 @@ def add_parser(sub):
     p.add_argument("--time-limit", type=finite_float, metavar="S", help="seconds for --exact (required when "
                    "p x m > 48)")
     p.add_argument("--workers", type=positive_int, default=2, help="CP-SAT workers (default 2)")
-    p.add_argument("--plan-out", metavar="FILE", type=output_file, help="write the plan file (one line of ops per rank)")
+    p.add_argument("--plan-out", metavar="FILE", type=output_file,
+                   help="write the plan file (one line of ops per rank)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 

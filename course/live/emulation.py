@@ -11,7 +11,7 @@ Two thin wrappers, applied only when emulating, so the executor and the transpor
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

@@ -24,11 +24,11 @@ import json
 import os
 import pickle
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
-import select
 import tempfile
 import threading
 import time
@@ -228,7 +228,7 @@ def launch(target, world_size: int, args=(), timeout: float = 60.0, backend: str
            "port": _Store.port() if backend else None, "prefix": f"{jobdir.name}/", "timeout": timeout}
     try:
         (jobdir / "job.pkl").write_bytes(pickle.dumps(job))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001  (pickling the learner's objects can raise anything)
         shutil.rmtree(jobdir, ignore_errors=True)
         raise ValueError(f"cannot send the target and its arguments to the workers (pickle failed): {e}") from None
     (jobdir / "status").write_bytes(b"\0" * (worker.SLOT * world_size))

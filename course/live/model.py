@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .options import ModelConfig   # the configuration lives with the other options (torch-free)
+from .options import ModelConfig  # the configuration lives with the other options (torch-free)
 
 
 class Chunk(nn.Module):

@@ -136,7 +136,7 @@ class LiveOptions:
                              "their sends")
 
     @classmethod
-    def of(cls, costs: Costs | None = None, **kwargs) -> "LiveOptions":
+    def of(cls, costs: Costs | None = None, **kwargs) -> LiveOptions:
         """Options from keywords: LiveOptions fields and ModelConfig fields (width=..., dtype=...) mixed."""
         model_keys = {f.name for f in fields(ModelConfig)}
         own = {f.name for f in fields(cls)}

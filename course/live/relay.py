@@ -115,7 +115,7 @@ class Relay:
         self.thread = threading.Thread(target=self._serve, name="course-relay", daemon=True)
         self.thread.start()
 
-    def __enter__(self) -> "Relay":
+    def __enter__(self) -> Relay:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -3,8 +3,8 @@
 A worker started by ``launch`` (forked by the zygote) runs ``main(JOBDIR, RANK)``: it reads the job (target,
 arguments, world size, backend, the parent's TCPStore port and this job's key prefix) from JOBDIR, joins the
 process group, calls ``target(rank, world_size, *args)`` and writes the return value (or its exception with the
-traceback) back to JOBDIR.  It dies with the zygote that forked it (``die_with_parent``).  Under ``torchrun`` the same target runs
-through ``run_in_env`` with env:// rendezvous instead, and dies with its torchrun agent.
+traceback) back to JOBDIR.  It dies with the zygote that forked it (``die_with_parent``).  Under ``torchrun`` the same
+target runs through ``run_in_env`` with env:// rendezvous instead, and dies with its torchrun agent.
 
 The status slot is one fixed-size record per rank in a shared file (mmap): a state letter, a change counter and a
 line of text such as "F1.s2: blocked in send of the activation for F1.s3 to rank 3".  Writing it costs a memcpy,

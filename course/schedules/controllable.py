@@ -35,8 +35,8 @@ paper's F = B = W.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import accumulate, chain
-from typing import Sequence
 
 from ..plan import Op, Plan
 from .registry import register

@@ -6,8 +6,8 @@ package's imports run one way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..plan import Plan
 from ..validation import check_counts

@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hub  # noqa: E402  (instructor/hub/hub.py)
-from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
+import hub  # instructor/hub/hub.py
+from jupyterhub.spawner import LocalProcessSpawner
 
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
 

@@ -26,8 +26,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 HUB = REPO / "instructor" / "hub"

@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from conftest import Lab
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
@@ -109,7 +108,7 @@ async def _terminal(lab: Lab, name: str, line: str, until: str, timeout: float) 
         while until not in out and time.monotonic() < deadline:
             try:
                 message = await asyncio.wait_for(ws.read_message(), deadline - time.monotonic())
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             if message is None:
                 break

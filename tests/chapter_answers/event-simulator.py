@@ -6,8 +6,7 @@ an adapter from this exercise's lists to a course Plan and Costs around `course.
 """
 from course.costs import Costs
 from course.plan import Op, Plan
-from course.sim import DeadlockError
-from course.sim import simulate as course_simulate
+from course.sim import DeadlockError, simulate as course_simulate
 
 
 class Deadlock(RuntimeError):

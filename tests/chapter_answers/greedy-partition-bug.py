@@ -2,8 +2,9 @@
 
 ``empty_stage_case`` is the model of cell ``task-lm-head`` at the lm_head value its reveal prints (5.0, p = 4),
 where the greedy leaves the last stage empty.  ``slow_step_case`` is the model of cells ``layers`` and ``cuts``
-(lm_head 2.5, p = 4), where the greedy fills all four stages and 1F1B takes only 1.13 times as long as with the exact cut.
-``fixed_partition`` is the exact cut as cells ``three-cuts`` and ``comm`` compute it, with ``course.partition``.
+(lm_head 2.5, p = 4), where the greedy fills all four stages and 1F1B takes only 1.13 times as long as with the
+exact cut.  ``fixed_partition`` is the exact cut as cells ``three-cuts`` and ``comm`` compute it, with
+``course.partition``.
 """
 
 from course.partition import partition

@@ -8,7 +8,8 @@ from submission import gpt_layer_bytes, llama_layer_bytes
 
 SETTINGS = [(1, False, "none"), (8, False, "none"), (8, True, "none"), (8, True, "selective"), (8, False, "selective"),
             (8, False, "full"), (8, True, "full")]
-GPT_HINT = ("逐个数：哪些张量在 TP 的区域里（切成 1/t），哪些每个 rank 都有完整的一份？哪些随 ffn 变，哪些是 1 字节的 mask？",
+GPT_HINT = ("逐个数：哪些张量在 TP 的区域里（切成 1/t），哪些每个 rank 都有完整的一份？哪些随 ffn 变，哪些是 1 字节的 "
+            "mask？",
             "count tensor by tensor: which lie inside the TP region (1/t each), which does every rank hold whole? "
             "Which grow with ffn, which are 1-byte masks?")
 
@@ -58,7 +59,8 @@ def test_llama_presets_and_random_shapes():
                                        dtype_bytes=d), want,
                      f"llama_layer_bytes({model.name}: s={s} b={b} h={model.hidden} a={model.heads} "
                      f"kv={model.kv_heads} ffn={model.ffn} t={t} sp={sp} {rec!r} dtype_bytes={d}) (seed={seed})",
-                     tr("K、V 的宽度是 kv_heads × h/a；没有 dropout，softmax 的输出直接乘 V；SwiGLU 里每个按元素的操作存它的输入",
+                     tr("K、V 的宽度是 kv_heads × h/a；没有 dropout，softmax 的输出直接乘 V；SwiGLU "
+                        "里每个按元素的操作存它的输入",
                         "K and V are kv_heads × h/a wide; with no dropout the softmax output multiplies V directly; "
                         "in SwiGLU every elementwise op keeps its input"))
     assert_not_using(llama_layer_bytes, "course")

@@ -29,7 +29,8 @@ def test_two_ranks():
                     tr("要返回一个列表，每个 rank 一个数", "return a list with one number per rank"))
         for r in range(2):
             assert_close(got[r], want[r], tr(f"w_mem={w_mem}: rank {r} 的峰值", f"w_mem={w_mem}: rank {r}'s peak"),
-                         tr("峰值 = 同一时刻还活着的副本数 × 每份的字节", "peak = copies alive at once x bytes per copy"))
+                         tr("峰值 = 同一时刻还活着的副本数 × 每份的字节",
+                            "peak = copies alive at once x bytes per copy"))
     assert_not_using(steady_peaks, "course")
 
 

@@ -2,9 +2,9 @@ import random
 
 from course.checks import assert_equal, assert_not_using, assert_raises, fresh_seed
 from course.costs import Costs
+from course.i18n import tr
 from course.schedules import build
 from course.sim import simulate
-from course.i18n import tr
 
 from submission import choose_m
 

@@ -2,10 +2,10 @@ import random
 
 from course.checks import assert_equal, assert_not_using, assert_raises, fresh_seed
 from course.costs import Costs
-from course.plan import Plan
-from course.sim import DeadlockError, simulate as reference
-from course.schedules import build
 from course.i18n import tr
+from course.plan import Plan
+from course.schedules import build
+from course.sim import DeadlockError, simulate as reference
 
 from submission import Deadlock, simulate
 

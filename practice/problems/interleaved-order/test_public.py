@@ -10,4 +10,5 @@ def test_one_chunk_is_1f1b_shaped():
 
 
 def test_m_must_be_a_multiple_of_p():
-    assert_raises(ValueError, interleaved_order, 4, 6, 2, 0, hint=tr("本题要求 m 是 p 的倍数", "m must be a multiple of p here"))
+    assert_raises(ValueError, interleaved_order, 4, 6, 2, 0, hint=tr("本题要求 m 是 p 的倍数",
+                                                                     "m must be a multiple of p here"))

@@ -16,7 +16,8 @@ def check(name, gpus, gpu_gb, global_batch, seq, bandwidths=(None, None)):
     tp_bw, dp_bw = bandwidths
     rows = fit_layouts(model, gpus, gpu_gb * GB, global_batch, seq, tp_bw=tp_bw, dp_bw=dp_bw)
     links = tr("通信不计", "communication free") if tp_bw is None else \
-        tr(f"tp_bw {tp_bw / 1e9:g} GB/s、dp_bw {dp_bw / 1e9:g} GB/s", f"tp_bw {tp_bw / 1e9:g} GB/s, dp_bw {dp_bw / 1e9:g} GB/s")
+        tr(f"tp_bw {tp_bw / 1e9:g} GB/s、dp_bw {dp_bw / 1e9:g} GB/s",
+           f"tp_bw {tp_bw / 1e9:g} GB/s, dp_bw {dp_bw / 1e9:g} GB/s")
     what = f"{name}, {gpus} x {gpu_gb} GB, global batch {global_batch} x {seq}, {links}"
     got = choose_layout(shape, gpus, gpu_gb * GB, global_batch, seq, tp_bw=tp_bw, dp_bw=dp_bw)
     if type(got) is not dict or any(k not in got for k in KEYS):
@@ -25,7 +26,8 @@ def check(name, gpus, gpu_gb, global_batch, seq, bandwidths=(None, None)):
     mine = [r for r in rows if all(r[k] == got[k] for k in KEYS)]
     if not mine:
         raise CheckFailed(tr(f"{what}：方案 {got!r} 放不下（或者不满足 tp × pp × dp = gpus、dp × m = global batch）",
-                             f"{what}: layout {got!r} does not fit (or breaks tp × pp × dp = gpus, dp × m = global batch)"))
+                             f"{what}: layout {got!r} does not fit (or breaks tp × pp × dp = gpus, dp × m = global "
+                             "batch)"))
     best = rows[0]
     assert_true(mine[0]["step_s"] <= MARGIN * best["step_s"] * (1 + 1e-9),
                 tr(f"{what}：你的方案一次迭代 {mine[0]['step_s']:.3f} s，最快的放得下的方案 "

@@ -11,7 +11,8 @@ def test_a_tiny_model_on_two_gpus():
         got = choose_layout(TINY, 2, 80 * 10 ** 9, 8, 128, 400.0, *bandwidths)
         assert_true(type(got) is dict and got.get("tp", 0) * got.get("pp", 0) * got.get("dp", 0) == 2,
                     tr(f"choose_layout(TINY, 2 GPUs, bandwidths {bandwidths}) 返回了 {got!r}：tp × pp × dp 要等于 2",
-                       f"choose_layout(TINY, 2 GPUs, bandwidths {bandwidths}) returned {got!r}: tp × pp × dp must be 2"))
+                       f"choose_layout(TINY, 2 GPUs, bandwidths {bandwidths}) returned {got!r}: "
+                       "tp × pp × dp must be 2"))
     assert_not_using(choose_layout, "course.cli", names=("fit_layouts", "candidate_layouts"))
 
 

@@ -24,11 +24,13 @@ def check(shape, n_out, dtype, seed, what):
     with torch.no_grad():
         got_dx = linear_input_grad(gy, w)
         pair = linear_weight_grad(gy, x)
-    assert_true(type(pair) is tuple and len(pair) == 2, tr(f"{what}: linear_weight_grad 要返回 (dW, db) 两个元素的 tuple",
-                                                             f"{what}: linear_weight_grad must return a tuple of two, (dW, db)"))
+    assert_true(type(pair) is tuple and len(pair) == 2,
+                tr(f"{what}: linear_weight_grad 要返回 (dW, db) 两个元素的 tuple",
+                   f"{what}: linear_weight_grad must return a tuple of two, (dW, db)"))
     tol = 1e-10 if dtype is torch.float64 else 1e-4
     assert_tensor_close(got_dx, dx, f"{what}: dX", atol=tol, rtol=tol)
-    assert_tensor_close(pair[0], dw, f"{what}: dW", tr("多个前导维度 (leading dims) 都要求和", "sum over every leading dimension"), atol=tol, rtol=tol)
+    assert_tensor_close(pair[0], dw, f"{what}: dW", tr("多个前导维度 (leading dims) 都要求和",
+                                                       "sum over every leading dimension"), atol=tol, rtol=tol)
     assert_tensor_close(pair[1], db, f"{what}: db", atol=tol, rtol=tol)
 
 

@@ -84,8 +84,10 @@ def test_many_microbatches():
     first = sorted((i for i in range(n) if times[i][0] <= times[i][1]), key=lambda i: times[i][0])
     last = sorted((i for i in range(n) if times[i][0] > times[i][1]), key=lambda i: -times[i][1])
     assert_close(makespan(times, order), makespan(times, first + last),
-                 tr(f"two_stage_order(n={n}) 的 makespan (seed={seed})", f"makespan of two_stage_order(n={n}) (seed={seed})"),
-                 tr("和最优的 makespan 比；穷举太慢", "compared with the optimal makespan; exhaustive search is too slow"),
+                 tr(f"two_stage_order(n={n}) 的 makespan (seed={seed})",
+                    f"makespan of two_stage_order(n={n}) (seed={seed})"),
+                 tr("和最优的 makespan 比；穷举太慢",
+                    "compared with the optimal makespan; exhaustive search is too slow"),
                  rel=1e-9)
 
 
@@ -94,7 +96,8 @@ def test_edge_cases():
     assert_close(flow_makespan([(1,), (2,), (3,)], [2, 0, 1]), 6.0,
                  tr("flow_makespan(一个 stage)", "flow_makespan(one stage)"))
     assert_true(two_stage_order([(2, 2), (2, 2)]) in ([0, 1], [1, 0]),
-                tr("two_stage_order(相同的两个) 要返回一个排列", "two_stage_order(two equal ones) must return a permutation"))
+                tr("two_stage_order(相同的两个) 要返回一个排列",
+                   "two_stage_order(two equal ones) must return a permutation"))
     assert_equal(two_stage_order([]), [], "two_stage_order([])")
     for order in ([0], [0, 1, 2], [1, 1], [0, 2]):
         assert_raises(ValueError, flow_makespan, [(1, 1), (2, 2)], order, what=f"flow_makespan(..., {order})")

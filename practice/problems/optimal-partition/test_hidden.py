@@ -11,7 +11,8 @@ def bottleneck(costs, sizes, what):
     if type(sizes) is not list or len(sizes) == 0 or any(type(s) is not int or s < 1 for s in sizes) \
             or sum(sizes) != len(costs):
         raise CheckFailed(tr(f"{what}: 要返回每个 stage 的层数 (list of positive int，总和 {len(costs)})",
-                             f"{what}: must return each stage's number of layers (positive ints summing to {len(costs)})"))
+                             f"{what}: must return each stage's number of layers (positive ints summing to "
+                             f"{len(costs)})"))
     out, start = 0.0, 0
     for s in sizes:
         out = max(out, float(sum(costs[start:start + s])))

@@ -22,12 +22,14 @@ def check(p, m, f, b, w, cap, w_mem, what):
     try:
         tl = simulate(Plan.parse("\n".join(" ".join(o) for o in orders), m), costs)
     except PlanError as e:
-        raise CheckFailed(tr(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}", f"{what}: not a valid plan, or it deadlocks: {e}")) from None
+        raise CheckFailed(tr(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}",
+                             f"{what}: not a valid plan, or it deadlocks: {e}")) from None
     if not all(any(t.startswith("W") for t in o) for o in orders):
         raise CheckFailed(tr(f"{what}: backward 要拆成 B 和 W", f"{what}: split the backward into B and W"))
     for r, peak in enumerate(tl.peak_activations):
         assert_true(peak <= cap + 1e-9, tr(f"{what}: rank {r} 的峰值激活是 {peak:g}，超过了上限 {cap:g}",
-                                                        f"{what}: rank {r} peaks at {peak:g} activations, above the cap {cap:g}"))
+                                                        f"{what}: rank {r} peaks at {peak:g} activations, above the "
+                                                        f"cap {cap:g}"))
     ref = search(p, m, costs, cap).makespan
     assert_true(tl.makespan <= MARGIN * ref * (1 + 1e-9),
                 tr(f"{what}: makespan {tl.makespan:.4g} 超过了 course.search 的 {ref:.4g} 的 {MARGIN} 倍",

@@ -40,7 +40,8 @@ def to_plan(orders, p, m, what):
     try:
         plan.validate()
     except PlanError as e:
-        raise CheckFailed(tr(f"{what}：plan 不完整或不合法：{e}", f"{what}: the plan is incomplete or invalid: {e}"))
+        raise CheckFailed(tr(f"{what}：plan 不完整或不合法：{e}",
+                             f"{what}: the plan is incomplete or invalid: {e}")) from None
     return plan
 
 
@@ -54,7 +55,7 @@ def run(plan, costs, what):
     try:
         return simulate(plan, costs)
     except DeadlockError as e:
-        raise CheckFailed(tr(f"{what}：死锁了：{e}", f"{what}: deadlock: {e}"))
+        raise CheckFailed(tr(f"{what}：死锁了：{e}", f"{what}: deadlock: {e}")) from None
 
 
 def test_dropped_ops_against_the_blog():

@@ -78,7 +78,8 @@ def test_padding_only():
     real = (torch.randn(3, 2, generator=gen, dtype=torch.float64), torch.tensor([0, 2, 1]))
     hint = tr("没有 token 的 micro-batch 不贡献梯度；一个 token 都没有时梯度是 0，不能除以 0",
               "a micro-batch without tokens adds nothing; with no token at all the gradient is 0, not a division by 0")
-    for replicas, what, reduces in (([[real], [pad]], tr("一个副本全是 padding", "one replica of padding only"), ("sum",)),
+    for replicas, what, reduces in (([[real], [pad]], tr("一个副本全是 padding", "one replica of padding only"),
+                                     ("sum",)),
                                     ([[pad], [pad, pad]], tr("整个全局 batch 没有一个 token",
                                                              "a global batch without a token"), ("sum", "mean"))):
         for reduce in reduces:

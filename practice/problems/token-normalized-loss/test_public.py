@@ -6,8 +6,8 @@ from course.i18n import tr
 
 from submission import finalize, microbatch_grad
 
-HINT = tr("microbatch_grad 只看得到一个 micro-batch，不知道整个 batch 的 token 数：它返回什么，finalize 才能把累加的结果"
-          "变成按 token 的平均？",
+HINT = tr("microbatch_grad 只看得到一个 micro-batch，不知道整个 batch 的 token 数：它返回什么，finalize "
+          "才能把累加的结果变成按 token 的平均？",
           "microbatch_grad sees one micro-batch and cannot know the batch's token count: what can it return that "
           "finalize can still turn into the token mean?")
 
@@ -53,7 +53,8 @@ def test_one_replica_summed():
     weight = torch.randn(3, 5, generator=gen, dtype=torch.float64)
     replicas = [[microbatch(gen, 4, 4, 3, 5), microbatch(gen, 2, 1, 3, 5)]]
     assert_tensor_close(data_parallel_step(weight, replicas, "sum"), global_token_mean_grad(weight, replicas),
-                        tr("一个副本、两个 micro-batch（4 个和 1 个 token）", "one replica, two micro-batches (4 and 1 tokens)"),
+                        tr("一个副本、两个 micro-batch（4 个和 1 个 token）",
+                           "one replica, two micro-batches (4 and 1 tokens)"),
                         HINT, atol=1e-10, rtol=1e-10)
     assert_not_using(microbatch_grad, "course")
 

@@ -10,7 +10,8 @@ def test_zb_h1_two_ranks():
     got = to_actions(build("zb-h1", 2, 2))
     assert_equal(got[1][:2], ["1F0", "1I0"], tr("to_actions(zb-h1 p=2 m=2) rank 1 的前两个动作",
                                                 "the first two actions of to_actions(zb-h1 p=2 m=2)'s rank 1"),
-                 tr("有 W 的 plan 里，课程的 B 只是 input gradient", "in a plan with W, the course's B is the input gradient only"))
+                 tr("有 W 的 plan 里，课程的 B 只是 input gradient",
+                    "in a plan with W, the course's B is the input gradient only"))
     assert_not_using(to_actions, "course.torch_bridge")
 
 
@@ -21,9 +22,11 @@ def test_sends_and_receives_of_a_tiny_1f1b():
                  tr("to_actions(1f1b p=2 m=1, comms=True) rank 0 的动作（不计顺序）",
                     "rank 0's actions of to_actions(1f1b p=2 m=1, comms=True), in any order"),
                  tr("torch 的收发动作写成 stage、类型、micro-batch，例如 3RECV_F1；接收写的是接收方的 stage",
-                    "torch writes a send or receive as stage, type, micro-batch, e.g. 3RECV_F1; a receive names the receiving stage"))
+                    "torch writes a send or receive as stage, type, micro-batch, e.g. 3RECV_F1; a receive names the "
+                    "receiving stage"))
     assert_true(got[1].index("1RECV_F0") < got[1].index("1F0"),
-                tr(f"rank 1 要先接收激活再算 F0，得到 {got[1]}", f"rank 1 must receive the activation before F0, got {got[1]}"))
+                tr(f"rank 1 要先接收激活再算 F0，得到 {got[1]}",
+                   f"rank 1 must receive the activation before F0, got {got[1]}"))
 
 
 def test_back_from_torch():

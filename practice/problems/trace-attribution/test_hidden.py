@@ -60,24 +60,28 @@ def attribution_of(plan, measured, what):
     for r, row in enumerate(got):
         missing = [k for k in KEYS if k not in row]
         if missing:
-            raise CheckFailed(tr(f"{what}：rank {r} 的 dict 缺少 {missing}", f"{what}: rank {r}'s dict lacks {missing}"))
+            raise CheckFailed(tr(f"{what}：rank {r} 的 dict 缺少 {missing}",
+                                 f"{what}: rank {r}'s dict lacks {missing}"))
     return got
 
 
 HINTS = {
     "idle": ("makespan 减去这个 rank 忙的时间", "the makespan minus this rank's busy time"),
-    "schedule": ("每个步骤都取同一种步骤的平均时长、不加延迟重放", "replay with every step at its kind's mean, no latency"),
+    "schedule": ("每个步骤都取同一种步骤的平均时长、不加延迟重放",
+                 "replay with every step at its kind's mean, no latency"),
     "stage": ("假如每个 stage 上的 micro-batch 一样重，stage 之间的差别会多出多少空闲？",
               "how much idle would the stages' differences add if every micro-batch were alike on each stage?"),
-    "microbatch": ("不均衡里剩下的部分：micro-batch 之间的差别", "the rest of the imbalance: the micro-batches' differences"),
-    "overhead": ("trace 的空闲减去用实测时长重放的空闲", "the trace's idle minus that of the replay at measured lengths"),
+    "microbatch": ("不均衡里剩下的部分：micro-batch 之间的差别",
+                   "the rest of the imbalance: the micro-batches' differences"),
+    "overhead": ("trace 的空闲减去用实测时长重放的空闲",
+                 "the trace's idle minus that of the replay at measured lengths"),
 }
 
 
 def test_against_the_reference_on_random_traces():
     seed = fresh_seed()
     rng = random.Random(seed)
-    for case in range(14):
+    for _ in range(14):
         name, v = rng.choice(SCHEDULES)
         p = rng.randint(2, 5)
         m = p * rng.randint(1, 3)
@@ -114,11 +118,13 @@ def part_is_zero(key, hint, **alike):
 
 def test_micro_batches_alike_on_each_stage_leave_no_microbatch_part():
     part_is_zero("microbatch", ("每个 stage 上的 micro-batch 都一样重（stage 之间不同）：不均衡全是 stage 的",
-                                "every micro-batch is alike on each stage (the stages differ): all imbalance is the stages'"),
+                                "every micro-batch is alike on each stage (the stages differ): all imbalance is the "
+                                "stages'"),
                  mb_costs=False, comm=0.3)
 
 
 def test_stages_alike_leave_no_stage_part():
     part_is_zero("stage", ("每个 stage 一样快，只有 micro-batch 轻重不同：不均衡全是 micro-batch 的",
-                           "every stage is as fast as the next, only the micro-batches differ: all imbalance is theirs"),
+                           "every stage is as fast as the next, only the micro-batches differ: "
+                           "all imbalance is theirs"),
                  stage_costs=False)

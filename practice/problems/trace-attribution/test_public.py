@@ -31,7 +31,8 @@ def test_a_slow_second_stage_is_the_stages_doing():
                  "rank 0's schedule + stage"), tr("这条 trace 就是它自己的重放，没有开销",
                                                   "this trace is its own replay: it has no overhead"))
     assert_close(got[0]["stage"], 3.0, tr("rank 0 的 stage", "rank 0's stage"),
-                 tr("均衡时每个 F、B 都是 1.5，每个 rank 的 bubble 是 3；实测 rank 0 空了 6", "balanced, every F and B takes 1.5 and each rank idles 3; measured, rank 0 idles 6"))
+                 tr("均衡时每个 F、B 都是 1.5，每个 rank 的 bubble 是 3；实测 rank 0 空了 6",
+                    "balanced, every F and B takes 1.5 and each rank idles 3; measured, rank 0 idles 6"))
 
 
 def test_wrong_number_of_spans():

@@ -13,11 +13,13 @@ from submission import zb_h1_order
 def check_plan(p, m, costs, what):
     ranks = [zb_h1_order(p, m, r) for r in range(p)]
     if not all(isinstance(o, list) and all(isinstance(t, str) for t in o) for o in ranks):
-        raise CheckFailed(tr(f"{what}: 每个 rank 应该返回一个字符串列表", f"{what}: each rank must return a list of strings"))
+        raise CheckFailed(tr(f"{what}: 每个 rank 应该返回一个字符串列表",
+                             f"{what}: each rank must return a list of strings"))
     try:
         tl = simulate(Plan.parse("\n".join(" ".join(o) for o in ranks), m), costs)
     except PlanError as e:
-        raise CheckFailed(tr(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}", f"{what}: not a valid plan, or it deadlocks: {e}")) from None
+        raise CheckFailed(tr(f"{what}: 不是合法的 plan 或者会死锁 (deadlock)：{e}",
+                             f"{what}: not a valid plan, or it deadlocks: {e}")) from None
     if not any(t.startswith("W") for o in ranks for t in o):
         raise CheckFailed(tr(f"{what}: 要把 backward 拆成 B 和 W", f"{what}: split the backward into B and W"))
     for r, peak in enumerate(tl.peak_activations):
@@ -31,8 +33,9 @@ def check_plan(p, m, costs, what):
                        f"{what}: makespan {tl.makespan:g}, the target m(F+B+W)+(p-1)(F+B-W) is {target:g}"))
     else:
         limit = simulate(build("1f1b", p, m), costs).makespan
-        assert_true(tl.makespan <= limit + 1e-9 * limit, tr(f"{what}: makespan {tl.makespan:g} 比 1F1B 的 {limit:g} 还长",
-                                                      f"{what}: makespan {tl.makespan:g} is longer than 1F1B's {limit:g}"))
+        assert_true(tl.makespan <= limit + 1e-9 * limit,
+                    tr(f"{what}: makespan {tl.makespan:g} 比 1F1B 的 {limit:g} 还长",
+                       f"{what}: makespan {tl.makespan:g} is longer than 1F1B's {limit:g}"))
 
 
 def test_edge_cases():

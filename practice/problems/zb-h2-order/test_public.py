@@ -12,7 +12,8 @@ def test_p2_m3_has_no_idle():
     try:
         tl = simulate(Plan.parse("\n".join(" ".join(o) for o in ranks), 3), Costs(f=1, b=1, w=1))
     except PlanError as e:
-        raise CheckFailed(tr(f"p=2, m=3: 不是合法的 plan 或者会死锁：{e}", f"p=2, m=3: not a valid plan, or it deadlocks: {e}")) from None
+        raise CheckFailed(tr(f"p=2, m=3: 不是合法的 plan 或者会死锁：{e}",
+                             f"p=2, m=3: not a valid plan, or it deadlocks: {e}")) from None
     for r in range(2):
         assert_close(tl.idle[r], 0.0, tr(f"p=2, m=3: rank {r} 的空闲 (idle)", f"p=2, m=3: rank {r}'s idle time"))
     assert_not_using(zb_h2_order, "course")
