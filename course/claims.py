@@ -18,8 +18,9 @@ must hold beyond those rows: :func:`sweep` checks it on a seeded random sample o
 the sentence is guarded by the sweep's verdict, so it fails wherever in that range the rule breaks.  A figure
 measured on a random sample is printed with its spread, :func:`bootstrap`'s interval, and worded to the interval.
 
-A prediction is a markdown cell starting with ``**Predict:**`` (``**预测：**`` in Chinese), then a code cell where the learner assigns a guess
-(left as ``None`` by default), then the cells that compute the answer, then :func:`reveal`.
+A prediction is a markdown cell starting with ``**Predict:**`` (``**预测：**`` in Chinese), then a code cell where
+the learner assigns a guess (left as ``None`` by default), then the cells that compute the answer, then
+:func:`reveal`.
 """
 
 from __future__ import annotations

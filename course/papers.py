@@ -22,7 +22,8 @@ m(F+B+W) / (first start to last end over all ranks), the cost with a barrier bet
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from .costs import Costs
 from .schedules import build

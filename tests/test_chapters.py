@@ -86,7 +86,8 @@ def prompts_and_answers(nb, marker: str, prefix: str) -> list[tuple[int, str | N
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown" and cell.source.lstrip().startswith(marker):
             nxt = nb.cells[i + 1] if i + 1 < len(nb.cells) else None
-            hit = re.search(rf"^({prefix}\w*)\s*=\s*None\b", nxt.source, re.M) if nxt and nxt.cell_type == "code" else None
+            hit = (re.search(rf"^({prefix}\w*)\s*=\s*None\b", nxt.source, re.M)
+                   if nxt and nxt.cell_type == "code" else None)
             found.append((i, hit.group(1) if hit else None))
     return found
 
@@ -148,7 +149,8 @@ def test_editions_in_parity(stem):
                             for c in nb.cells) for lang, nb in (("zh", zh), ("en", en))}
         assert counts["zh"] == counts["en"], f"{stem}: {kind} prompts {counts}"
         positions = {lang: [c.id for c in nb.cells if c.cell_type == "markdown"
-                            and c.source.lstrip().startswith(MARKERS[kind][lang])] for lang, nb in (("zh", zh), ("en", en))}
+                            and c.source.lstrip().startswith(MARKERS[kind][lang])]
+                     for lang, nb in (("zh", zh), ("en", en))}
         assert positions["zh"] == positions["en"], f"{stem}: {kind} prompts sit in different cells: {positions}"
     for name, pattern in COUNTED.items():
         n = len(re.findall(pattern, "\n".join(code["zh"])))
@@ -169,7 +171,8 @@ def test_english_edition_has_no_chinese(stem):
     for cell_id, body in prose(stem, "en"):
         hit = HAN.search(QUOTED_ZH.sub("", body))
         assert not hit, (f"{stem}: English text of cell {cell_id} holds Chinese "
-                         f"({body[max(0, hit.start() - 30):hit.end() + 30]!r}); quote it in <span lang=\"zh\">...</span>")
+                         f"({body[max(0, hit.start() - 30):hit.end() + 30]!r}); "
+                         "quote it in <span lang=\"zh\">...</span>")
 
 
 def paragraphs(body: str) -> list[str]:
@@ -257,7 +260,8 @@ def test_chapters_use_the_glossarys_words(stem):
             for ban_lang, pattern, instead in bans:
                 if ban_lang == lang:
                     hit = re.search(pattern, body, re.I)
-                    assert not hit, f"{stem}: {lang} cell {cell_id} writes {hit.group(0)!r}; the glossary says {instead}"
+                    assert not hit, \
+                        f"{stem}: {lang} cell {cell_id} writes {hit.group(0)!r}; the glossary says {instead}"
 
 
 # --- one source: the drift check ------------------------------------------------------------------------------
@@ -412,7 +416,8 @@ def test_runs_on_the_browsers_standard_library_path(stem, tmp_path, capsys):
     import stdlib_path
 
     nb = read(edition("zh", stem))
-    nb.cells.insert(0, nbformat.v4.new_code_cell(stdlib_path.PRELUDE + "import os\nos.environ['COURSE_FIGURES'] = 'svg'"))
+    prelude = stdlib_path.PRELUDE + "import os\nos.environ['COURSE_FIGURES'] = 'svg'"
+    nb.cells.insert(0, nbformat.v4.new_code_cell(prelude))
     path = tmp_path / f"{stem}.ipynb"        # beside no other chapter: it finds its edition in its own file
     nbformat.write(nb, path)
     nb, elapsed = execute(path, extra_code=CHECK_CELL + "\nimport sys\nprint('ABSENT', sorted(m for m in "

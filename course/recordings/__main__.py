@@ -13,7 +13,7 @@ import argparse
 import subprocess
 import sys
 
-from . import RecordingError, decode, execute, load, record, stale
+from . import RecordingError, decode, execute, record, stale
 from .cases import CASES
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = REPO / "course" / "chapters"
@@ -163,7 +163,7 @@ def run_all(page) -> None:
         try:
             page.wait_for_function(STARTED_JS, timeout=20_000)
             return
-        except Exception:
+        except PlaywrightTimeout:
             page.keyboard.press("Escape")    # close the menu if it is still open
     raise AssertionError("Run All Cells started no cell")
 
@@ -193,13 +193,13 @@ def test_the_chapters_run_offline_in_the_browser(site, chromium, screenshots):
                             has_text=f"{TAG} {{")
         try:
             last.wait_for(timeout=240_000)
-        except Exception:
+        except PlaywrightTimeout:
             page.screenshot(path=screenshots / f"lite-{name}-timeout.png")
             errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
             raise AssertionError(f"{target}: no numbers after {time.monotonic() - t0:.0f} s; errors: "
                                  f"{errors.all_inner_texts()[:1]}; stderr: "
                                  f"{outputs(page, 'application/vnd.jupyter.stderr')}; screenshot "
-                                 f"lite-{name}-timeout.png")
+                                 f"lite-{name}-timeout.png") from None
         ran[target] = time.monotonic() - t0
         page.screenshot(path=screenshots / f"lite-{name}.png", full_page=False)
         expect(page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")).to_have_count(0)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_lite import outputs, run_all, serve_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
@@ -61,9 +61,10 @@ def test_the_other_runnable_chapters_run_in_the_browser(site, chromium, screensh
         name = target.replace("/", "-")
         try:
             page.wait_for_function(ALL_RAN_JS, arg=code_cells(target), timeout=300_000, polling=1000)
-        except Exception:
+        except PlaywrightTimeout:
             page.screenshot(path=screenshots / f"lite-{name}-timeout.png")
-            problems.append(f"{target}: not every cell ran after {time.monotonic() - t0:.0f} s (lite-{name}-timeout.png)")
+            problems.append(f"{target}: not every cell ran after {time.monotonic() - t0:.0f} s "
+                            f"(lite-{name}-timeout.png)")
             continue
         ran[target] = time.monotonic() - t0
         errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")

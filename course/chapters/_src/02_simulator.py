@@ -369,8 +369,15 @@ md(claim(peak_sw.holds, text("peak-law", checked=peak_sw.checked, space=ranges(P
 # Without parallelism the attention-score term $5as/h$ makes up **{share:.0%}** of a layer's activations, and it grows with $s^2$. Selective recomputation recomputes only the attention core ($QK^T$, softmax, dropout, the product with $V$) in the backward, which removes exactly this term: from {tp_sp:.0f} MB to {tp_sp_sel:.0f} MB under TP + SP, from {tp:.0f} MB to {tp_sel:.0f} MB under TP alone. The extra compute is small: the core's two matrix products ($4bs^2h$ FLOPs) are $s/(6h+s)$ = {core_flops:.1%} of a layer's forward ($24bsh^2 + 4bs^2h$).
 
 # %%
-from course.memory import (PRESETS, RECOMPUTE, ActivationConfig, korthikanti_layer_bytes, layer_activation_bytes,
-                           layer_terms, pipeline_memory)
+from course.memory import (
+    PRESETS,
+    RECOMPUTE,
+    ActivationConfig,
+    korthikanti_layer_bytes,
+    layer_activation_bytes,
+    layer_terms,
+    pipeline_memory,
+)
 from course.widgets import memory_explorer
 
 GPT3 = PRESETS["gpt3-175b"]

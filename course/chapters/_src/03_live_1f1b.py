@@ -786,7 +786,7 @@ md(claim(torch_run.grad_ok and all(same),
 # `Schedule1F1B` also has a limit that this course's 1F1B does not: $m$ may not be smaller than $p$.
 
 # %%
-from course.torch_bridge import torch_schedule  # noqa: E402  (imports torch)
+from course.torch_bridge import torch_schedule
 
 
 def torch_refusal(p: int, m: int) -> str | None:
@@ -809,7 +809,7 @@ refusal_sweep = sweep(lambda p, m: (torch_refusal(p, m) is not None) == (m < p),
 # torch's `Schedule1F1B` refuses $p={p}$, $m={m}$: "{refused}". It refuses exactly when $m < p$ (checked at {checked} points with $p$ in 2..8 and $m$ in 1..16, with this machine's torch {version}). This library's `1f1b` schedules it all the same; stage $s$'s peak just becomes $\min(m, p-s)$ (chapter 2).
 
 # %%
-import torch  # noqa: E402
+import torch
 
 md(claim(refused is not None and refusal_sweep.holds,
          text("torch-refuses", p=P, m=P // 2, refused=refused, checked=refusal_sweep.checked,

@@ -69,7 +69,7 @@
 
 # %%
 import math
-from functools import lru_cache
+from functools import cache
 
 from course import figure, formulas, plots
 from course.chapter import md, open_chapter
@@ -89,7 +89,7 @@ def schedule(p, m, v):
     return build("1f1b", p, m) if v == 1 else build("interleaved", p, m, v=v)
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled(p, m, v):
     """schedule(p, m, v), checked and laid out once: the sweeps below simulate it under many costs."""
     return CompiledPlan(schedule(p, m, v))
@@ -494,8 +494,8 @@ for bad_m in (6, 3):
 # The library's `interleaved-flex` follows the same rule. The next cell has torch order $m = 1, 2, \dots$, and then random $p$, $v$ and $m$ (asked live where torch is installed; without torch, as in the browser edition, the recorded answers):
 
 # %%
-from course import recordings  # noqa: E402
-from course.recordings.cases import CH4_FLEX_SWEEP, plan_digest  # noqa: E402
+from course import recordings
+from course.recordings.cases import CH4_FLEX_SWEEP, plan_digest
 
 # torch's orders through course.torch_bridge.torch_plan (course/recordings/cases.py:torch_orders): asked live where
 # torch is installed; without torch (the browser edition) the recorded answers.

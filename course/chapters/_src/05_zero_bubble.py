@@ -432,8 +432,15 @@ md(reveal(guess_h1_peaks, rounded(peaks_half),
 # Altogether $M_B$ = {mb:g} sbh = {mb_gb:.2f} GB, exactly $sbh(34 + 5as/h)$. W needs the inputs of the four Linears (14 sbh in all) plus their output gradients (18 sbh): $M_W$ = {mw:g} sbh = {mw_gb:.2f} GB, the $32bsh$ the Zero Bubble paper gives. So `w_mem` = $M_W/M_B$ ≈ **{share:.2f}**: the big block of attention scores can go as soon as B is done.
 
 # %%
-from course.memory import (PRESETS, ActivationConfig, chunk_times, layer_activation_bytes, layer_terms,  # noqa: E402
-                           pipeline_memory, w_mem_share)
+from course.memory import (
+    PRESETS,
+    ActivationConfig,
+    chunk_times,
+    layer_activation_bytes,
+    layer_terms,
+    pipeline_memory,
+    w_mem_share,
+)
 
 GPT3 = PRESETS["gpt3-175b"]
 plain_cfg = ActivationConfig(seq=2048, mbs=1)
@@ -954,7 +961,7 @@ live_sim = {name: simulate(build(name, live_p, live_m), live_costs).makespan for
 # The measured ratio is far from the simulated one: the processes compete for the CPU on this machine ({cores} logical cores, {ranks} ranks), so the ops themselves exceed the emulated device time (emulation can only pad, never compress).
 
 # %%
-import os  # noqa: E402
+import os
 
 for name, res in live.items():
     print(f"{name}: grad_ok={res.grad_ok} max_abs_err={res.max_abs_err:.1e} "
@@ -1027,18 +1034,18 @@ def one_f_one_b_lifespans(p, m, costs):
 
 tl_1f1b, spans, intervals = one_f_one_b_lifespans(p, m, costs)
 md(text("lifespan-head") + "\n"
-   + "\n".join(f"| {r} | {l:g} | {t:g} | {l / t:g} | {pk:g} |"
-               for r, (l, t, pk) in enumerate(zip(spans, intervals, tl_1f1b.peak_activations))))
+   + "\n".join(f"| {r} | {life:g} | {t:g} | {life / t:g} | {pk:g} |"
+               for r, (life, t, pk) in enumerate(zip(spans, intervals, tl_1f1b.peak_activations))))
 
 
 def lifespan_rule(p, extra, f, b):
     """1F1B: on every rank the steady-state lifespan over the interval is the simulated peak."""
     tl, ls, ts = one_f_one_b_lifespans(p, 2 * p + extra, Costs(f=f, b=b, w=0))
-    return all(close(l / t, pk) for l, t, pk in zip(ls, ts, tl.peak_activations))
+    return all(close(life / t, pk) for life, t, pk in zip(ls, ts, tl.peak_activations))
 
 
 lifespan_sweep = sweep(lifespan_rule, {"p": (2, 8), "extra": (0, 8), "f": (0.5, 2.0), "b": (0.5, 2.0)}, n=60, seed=8)
-md(claim(lifespan_sweep.holds and all(close(l, (p - r) * (F + B + Wt)) for r, l in enumerate(spans)),
+md(claim(lifespan_sweep.holds and all(close(life, (p - r) * (F + B + Wt)) for r, life in enumerate(spans)),
          text("lifespan-1f1b", checked=lifespan_sweep.checked), spans=spans, **lifespan_sweep.figures()))
 
 # %% [markdown] v-blocks
@@ -1080,7 +1087,7 @@ md(claim(lifespan_sweep.holds and all(close(l, (p - r) * (F + B + Wt)) for r, l 
 # |---|---|---|---|
 
 # %%
-from course.schedules.controllable import PERIOD, block  # noqa: E402
+from course.schedules.controllable import PERIOD, block
 
 V_NAMES = ("v-min", "v-half", "v-zb")
 md(text("block-head", p=p, last=2 * p - 1) + "\n"
@@ -1363,7 +1370,7 @@ md(reveal(answer_budget, list(best50),
 # The heuristic's plan takes {makespan:g}, {longer:.1%} longer than the optimum {optimum:g}: starting from it, the solver found a shorter one.
 
 # %%
-from course.search import search  # noqa: E402
+from course.search import search
 
 p_s, m_s = 4, 8
 costs_s = Costs(f=5, b=6, w=4, comm=1, w_mem=0.5)
@@ -1558,8 +1565,8 @@ md(claim(never_worse, text("same-memory-never-worse"), rows=cmp_rows)
 # With a barrier, the search's plan at a memory of $2p-1$ is proven optimal in every row, a speed-up over 1F1B of {lo:.2f}–{hi:.2f}, below the ZB-2p gains the paper measured ({plo:.2f}–{phi:.2f}). The paper's ZB-2p runs without the barrier (section 4's post-validation): that part of the gain is out of reach of any plan with a barrier.
 
 # %%
-from course import papers  # noqa: E402
-from course.search import EXACT_AVAILABLE  # noqa: E402
+from course import papers
+from course.search import EXACT_AVAILABLE
 
 zb_rows = papers.zero_bubble([s for s in papers.ZB_SETTINGS if s.p == 8])
 kinds = ("1f1b", "zb-h1", "zb-h2", "zb-2p")

@@ -77,13 +77,15 @@
 # </details>
 
 # %%
+import functools
+
 from course import figure, formulas, plots
 from course.chapter import md, open_chapter
 from course.claims import Sweep, claim, reveal, sweep
 from course.costs import Costs
 from course.schedules import build
 from course.sim import simulate
-from course.sim_compiled import CompiledPlan, compiled    # compiled(name, p, m): built once, simulated many times
+from course.sim_compiled import CompiledPlan, compiled  # compiled(name, p, m): built once, simulated many times
 from course.widgets import explore
 
 text = open_chapter("06_dualpipe")
@@ -199,7 +201,7 @@ md(text("zbv-result", p=p, m=m, makespan=tl_zbv.makespan, idle=rounded(tl_zbv.id
 # PyTorch's `ScheduleZBVZeroBubble` implements ZB-V too. Translate the order it produces into a `Plan` (`course.torch_bridge`, no process group needed) and compare:
 
 # %%
-from course import recordings  # noqa: E402
+from course import recordings
 
 # recordings.run("torch-zbv-order") is course.torch_bridge.torch_plan("ScheduleZBVZeroBubble", 4, 8), torch's order
 # as a Plan: computed live where torch is installed, the recorded one without torch (the browser edition).
@@ -306,7 +308,7 @@ md(text("dualpipe-result", p=p, m=m, overlap=costs.overlap, makespan=tl_dual.mak
 # Each rank's number of steps in the main phase (4) is {main_phase}: longest in the middle, shortest at the ends, symmetric. The two directions' micro-batches meet in the middle, so the middle ranks are the first to have work from both directions and the first to pair; the ranks at the ends wait until micro-batches from the far end have crossed the whole pipeline. The shape holds at {checked} points (even $p$ from 2 to 12, even $m$ from $2p$ to $2p+20$).
 
 # %%
-from course.schedules.dualpipe import dualpipe_phases  # noqa: E402
+from course.schedules.dualpipe import dualpipe_phases
 
 PHASES = ["1 nF0: warm-up forwards", "2 nF0F1: both chunks", "3 nB1W1F1: zero bubble", "4 nF0B1F1B0: main, F&B pairs",
           "5 nB1F1B0: drain starts", "6 nB1B0: backwards (2nd half defers W)", "7 nWB0: zero bubble", "8 nW: weights"]
@@ -404,7 +406,7 @@ md(claim(main_sweep.holds and main_phase_rule(p // 2, (m - 2 * p) // 2) and main
 guess_overlap = None    # a number between 0 and 1
 
 # %%
-from course.overlap import COMM, COMPUTE, block_chunks, overlap_coefficient, pair_schedule  # noqa: E402
+from course.overlap import COMM, COMPUTE, block_chunks, overlap_coefficient, pair_schedule
 
 
 def draw_pair(ax, pair):
@@ -567,7 +569,7 @@ guess_pairing = None    # "longer" or "shorter"
 # | DualPipeV (one route, folded into a V) | {folded:.4g} | {folded_peaks} |
 
 # %%
-from course.plan import Op, Overlap, Plan  # noqa: E402
+from course.plan import Op, Overlap, Plan
 
 
 def paired_1f1b(p, m, warmup):
@@ -706,7 +708,7 @@ md(claim(v_peak.holds and formulas.parameters_per_rank(dualv) == [1.0] * p,
 # {rows}
 
 # %%
-from course.memory import PRESETS, ActivationConfig, pipeline_memory  # noqa: E402
+from course.memory import PRESETS, ActivationConfig, pipeline_memory
 
 LLAMA70 = PRESETS["llama3-70b"]
 cfg70 = ActivationConfig(seq=8192, mbs=1, tp=8, sp=True, recompute="selective")
@@ -898,7 +900,7 @@ guess_whole = None      # a number
 # |---|---|---|---|---|---|
 
 # %%
-from course.replay import replay, whole_backward  # noqa: E402
+from course.replay import replay, whole_backward
 
 RULES = ("published", "dX after B", "F&B backward whole", "every undeferred backward whole")
 _plans = {}
@@ -956,7 +958,7 @@ def ours_rule(name, p, k, x, w_share, overlap):
 
 def on_both(rule, dual_ps, v_ps, space, n, seed):
     """``rule`` swept for DualPipe at the (even) p in dual_ps and for DualPipeV at the p in v_ps, as one Sweep."""
-    parts = [(name, sweep(lambda **kw: rule(name, **kw), {"p": ps, **space}, n=n, seed=seed))
+    parts = [(name, sweep(functools.partial(rule, name), {"p": ps, **space}, n=n, seed=seed))
              for name, ps in (("dualpipe", dual_ps), ("dualpipev", v_ps))]
     return Sweep(sum(s.checked for _, s in parts), [{"schedule": name, **pt} for name, s in parts for pt in s.counterexamples])
 

@@ -61,8 +61,15 @@ from course.chapter import md, open_chapter
 from course.claims import bootstrap, claim, reveal, sweep
 from course.costs import Costs
 from course.memory import PRESETS, ActivationConfig, chunk_times, pipeline_memory
-from course.ordering import (SCENARIOS, evaluate, heaviest_first_effect, order_effect, order_microbatches,
-                             ordered_timeline, skewed_workloads)
+from course.ordering import (
+    SCENARIOS,
+    evaluate,
+    heaviest_first_effect,
+    order_effect,
+    order_microbatches,
+    ordered_timeline,
+    skewed_workloads,
+)
 from course.partition import brute_force, partition, stage_costs
 from course.schedules import build
 from course.sim import simulate

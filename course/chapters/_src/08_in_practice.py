@@ -69,11 +69,21 @@ from course.attribution import attribute, window_idle
 from course.chapter import md, open_chapter
 from course.claims import claim, reveal, sweep
 from course.costs import Costs
-from course.live import DeadlockDetected, launch, run_plan
-from course.live import demos
-from course.memory import (GB, PRESETS, ActivationConfig, chunk_times, embedding_activation_bytes, fit_layouts,
-                           layer_activation_bytes, output_activation_bytes, pipeline_memory, rank_params,
-                           static_bytes, step_traffic)
+from course.live import DeadlockDetected, demos, launch, run_plan
+from course.memory import (
+    GB,
+    PRESETS,
+    ActivationConfig,
+    chunk_times,
+    embedding_activation_bytes,
+    fit_layouts,
+    layer_activation_bytes,
+    output_activation_bytes,
+    pipeline_memory,
+    rank_params,
+    static_bytes,
+    step_traffic,
+)
 from course.plan import Plan, ops_of
 from course.replay import durations_of, replay
 from course.schedules import build
@@ -1092,7 +1102,10 @@ def place(rows, key=lambda r: r["step_s"]):
 pos_comm, ranked_comm = place(fits_comm)
 pp1 = ranked_comm[pos_comm - 1]
 winner = ranked_comm[0]
-hidden = lambda r: r["step_s"] - r["dp_s"]
+def hidden(r):
+    return r["step_s"] - r["dp_s"]
+
+
 pos_hidden, ranked_hidden = place(fits_comm, hidden)
 md(claim(pos_comm > 1, text("fit-comm-rank", tp=winner["tp"], pp=winner["pp"], dp=winner["dp"],
                             schedule=winner["schedule"], step=winner["step_s"], pos=pos_comm, pp1=pp1["step_s"],
@@ -1151,7 +1164,7 @@ md(claim(combos == {(8, "selective")}, text("fit-robust", spread=spread),
 # Run on {p} gloo processes with {lengths} valid tokens per micro-batch (the last holds only 1), the gradients differ from the single-process token-mean reference by {err:.1e}. Take "each micro-batch's own token mean, divided by $m$" instead and they are off by {wrong:.2f}: when the last micro-batch is not full, each micro-batch's token sum must be divided by the whole batch's token count (chapter 3 §4).
 
 # %%
-from course import minipipe     # torch and gloo processes: this cell computes, the next one shows
+from course import minipipe  # torch and gloo processes: this cell computes, the next one shows
 
 P_A, M_A, LENGTHS_A = 4, 2, [4, 1]
 try:
@@ -1207,7 +1220,7 @@ md(claim(abs(few.bubble_ratio - (P_A - 1) / (M_A + P_A - 1)) < 1e-12
 # The summed gradients are exactly $m={m}$ times the right ones (largest deviation {err:.1e}). SGD's step grows {sgd:.2f} times, as if the learning rate had quietly been multiplied by $m$; Adam's step hardly changes (largest difference {adam:.1e} at a learning rate of {lr:g}): its first moment and the square root of its second grow together, so its update ignores a constant factor on the gradients. With Adam the mistake stays hidden until you change the optimizer, turn on gradient clipping (whose threshold is then effectively $m$ times tighter), or change $m$ and watch the logged loss jump with it.
 
 # %%
-import torch                    # this cell computes with torch, the next one shows
+import torch  # this cell computes with torch, the next one shows
 
 from course import minipipe
 
@@ -1304,7 +1317,7 @@ swept_labels = sweep(lambda p, k: mismatched("1f1b", p, 2 * k * p) == 0 and mism
 
 
 # %%
-from course import minipipe     # this cell computes with torch, the next one shows
+from course import minipipe  # this cell computes with torch, the next one shows
 
 
 def pipeline_grads(label_of):

@@ -26,9 +26,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from course.chapter import CHAPTERS, EDITIONS, SOURCES, parse_source, problems  # noqa: E402
-from course.i18n import LANGS  # noqa: E402
-from course.twins import restamp  # noqa: E402
+from course.chapter import CHAPTERS, EDITIONS, SOURCES, parse_source, problems
+from course.i18n import LANGS
+from course.twins import restamp
 
 SRC, OUT = SOURCES, CHAPTERS
 INDEX = CHAPTERS / "index.ipynb"
