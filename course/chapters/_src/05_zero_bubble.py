@@ -1692,7 +1692,7 @@ md(claim(all(r["verdict"] == "optimal" for r in kept) and freed["verdict"] == "b
          otherwise=None if EXACT_AVAILABLE else text("no-ortools"), rows=zb1p))
 
 # %% [markdown] summary
-# ~~ zh 0f065911
+# ~~ zh da9b2a93
 # ## 怎么讲清楚
 #
 # - 一个 Linear 的反向是两次矩阵乘：$\mathrm{d}X = \mathrm{d}Y\,W^\top$（B，上一个 rank 在等）和 $\mathrm{d}W = X^\top \mathrm{d}Y$
@@ -1720,7 +1720,7 @@ md(claim(all(r["verdict"] == "optimal" for r in kept) and freed["verdict"] == "b
 # - `building-block-memory`（★★☆）：从一个 building block（每个算子的格子、间隔、放置、每个 stage 的激活字节和 `w_mem`）
 #   精确推出每个 rank 稳定阶段的峰值，测试拿模拟器在随机的 block 上核对。
 # - `schedule-under-memory-cap`（★★★）：写一个调度器，任何时刻每个 rank 的激活不超过上限，makespan 在 `course.search`
-#   的 1.15 倍以内。
+#   的 1.25 倍以内。
 #
 # ```bash
 # python practice/judge.py start linear-backward-split
@@ -1729,7 +1729,7 @@ md(claim(all(r["verdict"] == "optimal" for r in kept) and freed["verdict"] == "b
 # python practice/judge.py start building-block-memory
 # python practice/judge.py start schedule-under-memory-cap
 # ```
-# ~~ en 4ba5c298
+# ~~ en 9e10beed
 # ## How to explain it
 #
 # - A Linear layer's backward is two matrix products: $\mathrm{d}X = \mathrm{d}Y\,W^\top$ (B, which the previous rank waits for) and $\mathrm{d}W = X^\top \mathrm{d}Y$
@@ -1756,7 +1756,7 @@ md(claim(all(r["verdict"] == "optimal" for r in kept) and freed["verdict"] == "b
 # - `zb-h2-order` (★★★): design an order that peaks at no more than $2p-1$ with no idle time inside any rank's window.
 # - `building-block-memory` (★★☆): from a building block (each op's slot, the interval, the placement, each stage's activation bytes and `w_mem`)
 #   derive every rank's exact steady-state peak; the tests check it with the simulator on random blocks.
-# - `schedule-under-memory-cap` (★★★): write a scheduler that keeps every rank's activations under a cap at all times, within 1.15 times the makespan `course.search` finds.
+# - `schedule-under-memory-cap` (★★★): write a scheduler that keeps every rank's activations under a cap at all times, within 1.25 times the makespan `course.search` finds.
 #
 # ```bash
 # python practice/judge.py start linear-backward-split

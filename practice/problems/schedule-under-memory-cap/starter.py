@@ -1,7 +1,12 @@
 """Exercise schedule-under-memory-cap (chapter 5): a greedy scheduler that keeps every rank under a memory cap."""
 
 import heapq
+import itertools
 import math
+
+from course.costs import Costs
+from course.plan import Plan
+from course.sim import simulate
 
 
 def schedule_under_cap(p, m, f, b, w, cap, w_mem=1.0):
