@@ -53,7 +53,10 @@ GROUPS = {
     "test_nbgrader_workflow.py": "nbgrader-workflow",
     "test_regrade.py": "regrade",
     "test_search_live.py": "search-live",
-    "browser": "browser",             # tests/browser/: one Chromium, the hub's system accounts, module servers
+    "test_lite.py": "lite",           # both build the site with one download cache and build environment
+    "test_lite_chapters.py": "lite",
+    "browser": "browser",             # tests/browser/: a group per file (its module's server or site, and the
+                                      # hub's system accounts in test_hub_cycle.py), files side by side
 }
 ALONE = {"test_judge_hostile.py"}
 
@@ -69,7 +72,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if rel.name in ALONE:
             item.add_marker(pytest.mark.alone)
-        group = GROUPS.get(rel.name) or GROUPS.get(rel.parts[0])
+        group = GROUPS.get(rel.name) or (GROUPS.get(rel.parts[0]) and f"{GROUPS[rel.parts[0]]}-{rel.stem}")
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
 

@@ -15,7 +15,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -57,12 +56,6 @@ CHROMIUM_ARGS = [
 ] + (["--no-sandbox"] if os.geteuid() == 0 else [])   # Chromium's sandbox refuses to run as root
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Lab:
     """A running JupyterLab server: its URL, token, notebook folder and log.
 
@@ -71,8 +64,8 @@ class Lab:
 
     def __init__(self, root: Path, state: Path, command: list[str] | None = None, env: dict | None = None):
         self.root, self.state = root, state
-        self.port, self.token = _free_port(), secrets.token_hex(16)
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.token = secrets.token_hex(16)
+        self.url = ""   # known once the server says which port the OS gave it (_wait_ready)
         self.log = state / "jupyterlab.log"
         env = {**os.environ, **(env or {})}
         for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
@@ -85,8 +78,10 @@ class Lab:
             path = state / "settings" / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
-        address = ["--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
-                   "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+        # port 0: the OS picks a free port as the server binds it (one picked here and freed could be taken by a
+        # parallel test's gloo or TCPStore socket first); the server writes it to its runtime file
+        address = ["--no-browser", "--ServerApp.ip=127.0.0.1", "--ServerApp.port=0",
+                   f"--IdentityProvider.token={self.token}",
                    "--LabApp.extension_manager=readonly"]   # the default one queries pypi.org
         cmd = [*command, *address] if command else [
             sys.executable, "-m", "jupyterlab", *address, f"--ServerApp.root_dir={root}",
@@ -97,7 +92,11 @@ class Lab:
         self._log_file = open(self.log, "wb")
         self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=self._log_file, stderr=subprocess.STDOUT,
                                      start_new_session=True)
-        self._wait_ready(timeout=60)
+        try:
+            self._wait_ready(timeout=60)
+        except BaseException:
+            self.stop()
+            raise
 
     def api(self, path: str, method: str = "GET", body=None):
         """Call the server's REST API; ``body`` is sent as JSON.  An HTTP error raises urllib's HTTPError."""
@@ -117,12 +116,19 @@ class Lab:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"JupyterLab exited with code {self.proc.returncode}:\n{self.log_tail()}")
+            if not self.url:
+                info = sorted((self.state / "runtime").glob("jpserver-*.json"))
+                try:
+                    self.url = f"http://127.0.0.1:{json.loads(info[0].read_text())['port']}" if info else ""
+                except (ValueError, KeyError):
+                    pass   # being written
             try:
-                self.api("/api/status")
-                return
+                if self.url:
+                    self.api("/api/status")
+                    return
             except (urllib.error.URLError, ConnectionError, OSError):
-                time.sleep(0.3)
-        self.stop()
+                pass
+            time.sleep(0.3)
         raise RuntimeError(f"JupyterLab did not answer on {self.url} within {timeout} s:\n{self.log_tail()}")
 
     def stop(self) -> None:
@@ -133,7 +139,8 @@ class Lab:
             started = []
         if self.proc.poll() is None:
             try:
-                self.api("/api/shutdown", method="POST")   # shuts the kernels down too
+                if self.url:
+                    self.api("/api/shutdown", method="POST")   # shuts the kernels down too
             except (urllib.error.URLError, OSError):
                 pass
             try:

@@ -101,7 +101,7 @@ def test_a_chapter_saved_through_lab_leaves_the_clone_clean(learner_lab):
 async def _terminal(lab: Lab, name: str, line: str, until: str, timeout: float) -> str:
     from tornado.websocket import websocket_connect
 
-    ws = await websocket_connect(f"ws://127.0.0.1:{lab.port}/terminals/websocket/{name}?token={lab.token}")
+    ws = await websocket_connect(f"ws://{lab.url.removeprefix('http://')}/terminals/websocket/{name}?token={lab.token}")
     try:
         await ws.write_message(json.dumps(["stdin", line + "\r"]))
         out, deadline = "", time.monotonic() + timeout

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -54,12 +54,6 @@ FIGURE_BELOW_JS = """slider => {
         .find(i => slider.compareDocumentPosition(i) & Node.DOCUMENT_POSITION_FOLLOWING);
     return img && img.complete && img.naturalWidth > 0 ? img.src : null;
 }"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # The desktop run hides OR-Tools: none of the numbers compared comes from the exact method, and CP-SAT's proofs
@@ -104,11 +98,15 @@ def serve_site(base: Path, add: list[Path]):
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     print(f"\n[lite] built in {time.monotonic() - t0:.0f} s: {built.stdout.strip()}")
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "-d",
-                               str(base / "site")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    # port 0: the OS picks a free one and the server says which (a port picked here and freed could be taken by a
+    # parallel test's gloo or TCPStore socket before the server binds it)
+    server = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1", "0", "-d",
+                               str(base / "site")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
+        said = server.stdout.readline()     # "Serving HTTP on 127.0.0.1 port N (http://127.0.0.1:N/) ..."
+        match = re.search(r" port (\d+) ", said)
+        assert match, f"python -m http.server did not say its port: {said!r}"
+        url = f"http://127.0.0.1:{match.group(1)}"
         deadline = time.monotonic() + 20
         while True:
             try:
@@ -154,18 +152,32 @@ def printed(page, tag: str):
 STARTED_JS = "() => [...document.querySelectorAll('.jp-InputPrompt')].some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"
 
 
+def _dialog(page) -> str:
+    """The text of the dialog open in the page, or ""."""
+    dialog = page.locator(".jp-Dialog")
+    return " ".join(dialog.first.inner_text().split()) if dialog.count() else ""
+
+
 def run_all(page) -> None:
-    """Run > Run All Cells, again if no cell has started: a click while the notebook is still settling is lost."""
+    """Run > Run All Cells, again if no cell has started: a click while the notebook is still settling is lost.
+
+    A dialog in the way is named in the failure, except JupyterLite's kernel choice, which is accepted with the
+    kernel it offers (the site has one, Pyodide's)."""
     page.locator(".jp-NotebookPanel").wait_for(timeout=90_000)
     for _ in range(3):
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
-        page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+        text = _dialog(page)
+        if text:
+            if "select kernel" not in text.lower():
+                raise AssertionError(f"a dialog is in the way of Run All: {text!r}")
+            page.locator(".jp-Dialog .jp-mod-accept").first.click()
         try:
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").click(timeout=10_000)
+            page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click(timeout=10_000)
             page.wait_for_function(STARTED_JS, timeout=20_000)
             return
         except PlaywrightTimeout:
             page.keyboard.press("Escape")    # close the menu if it is still open
-    raise AssertionError("Run All Cells started no cell")
+    raise AssertionError(f"Run All Cells started no cell (dialog: {_dialog(page)!r})")
 
 
 def test_the_chapters_run_offline_in_the_browser(site, chromium, screenshots):
