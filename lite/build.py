@@ -28,7 +28,9 @@ without its wheel), and ipywidgets without jupyterlab_widgets beside it (the PyP
 from __future__ import annotations
 
 import argparse
+import contextlib
 import email.parser
+import fcntl
 import hashlib
 import json
 import re
@@ -305,9 +307,22 @@ def verify(site: Path) -> None:
                          "extension): with the PyPI fallback off it cannot install; both must be in the site")
 
 
-def build(out: Path, cache: Path, extra: list[Path]) -> None:
-    pinned = pins()
+@contextlib.contextmanager
+def only_build(cache: Path):
+    """One build at a time per cache: two would unpack, download and install into the same folders."""
     cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes, also if the build dies
+        yield
+
+
+def build(out: Path, cache: Path, extra: list[Path]) -> None:
+    with only_build(cache):
+        _build(out, cache, extra)
+
+
+def _build(out: Path, cache: Path, extra: list[Path]) -> None:
+    pinned = pins()
     (cache / "wheels").mkdir(exist_ok=True)
     runtime = pyodide_runtime(pinned["pyodide"], cache)
     lite = tools(cache)

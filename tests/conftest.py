@@ -65,6 +65,15 @@ def _relative(item) -> Path:
     return Path(item.fspath).resolve().relative_to(TESTS)
 
 
+def _group(path: Path) -> str | None:
+    """The ``xdist_group`` of the tests in ``path``, if ``GROUPS`` gives them one."""
+    if not path.is_relative_to(TESTS):
+        return None
+    rel = path.relative_to(TESTS)
+    return GROUPS.get(rel.name) or (GROUPS.get(rel.parts[0]) and f"{GROUPS[rel.parts[0]]}-{rel.stem}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the items (its hook is not trylast)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         rel = _relative(item)
@@ -72,9 +81,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if rel.name in ALONE:
             item.add_marker(pytest.mark.alone)
-        group = GROUPS.get(rel.name) or (GROUPS.get(rel.parts[0]) and f"{GROUPS[rel.parts[0]]}-{rel.stem}")
+        group = _group(Path(item.fspath).resolve())
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_xdist_node_collection_finished(node, ids):
+    """Under ``--dist loadgroup``, every test of a ``GROUPS`` file carries its group, or the run stops.
+
+    xdist passes a test's group to its scheduler as a suffix of the node id; when that suffix is lost (pytest 9.2
+    with xdist 3.8 drops it, pytest-xdist#1386) a group's tests are spread over the workers without a word, and a
+    module's fixture is set up on each of them, beside tests it must not run beside."""
+    if node.config.getoption("dist") != "loadgroup":
+        return
+    lost = [i for i in ids if "@" not in i and _group(Path(node.config.rootpath, i.split("::")[0]).resolve())]
+    if lost:
+        pytest.exit(f"--dist loadgroup did not group {len(lost)} tests (first: {lost[0]}): pytest "
+                    f"{pytest.__version__} with this pytest-xdist loses the groups; use the versions "
+                    "pyproject.toml pins", returncode=3)
 
 
 def pytest_ignore_collect(collection_path, config):

@@ -1,4 +1,5 @@
-"""lite/build.py's checks of a built site: the three start-up failures are named, not left to hang a kernel."""
+"""lite/build.py: its checks of a built site name the three start-up failures (not left to hang a kernel); builds on one
+cache take turns."""
 
 from __future__ import annotations
 
@@ -84,3 +85,21 @@ def test_wheel_facts_read_what_the_lock_needs(tmp_path):
     # Pyodide is CPython 3.14 on emscripten: markers false there, and extras, are not requirements
     assert facts == {"name": "demo-pkg", "version": "1.2", "imports": ["demo_pkg"],
                      "requires": ["comm", "jupyterlab-widgets"]}
+
+
+def test_two_builds_on_one_cache_take_turns(tmp_path):
+    """Two builds at once (two test workers, two terminals) would unpack Pyodide into one folder: the second waits."""
+    import threading
+
+    entered = threading.Event()
+
+    def second():
+        with lite.only_build(tmp_path):
+            entered.set()
+
+    with lite.only_build(tmp_path):
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        assert not entered.wait(0.5), "a second build entered the cache while the first held it"
+    assert entered.wait(10), "the second build never got the cache after the first let it go"
+    waiting.join()

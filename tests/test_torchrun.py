@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,15 +15,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from course.ports import free_port
+
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[1]
 TORCHRUN = Path(sys.executable).with_name("torchrun")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_agents(tmp_path: Path, *args: str) -> list[tuple[subprocess.Popen, Path, Path]]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import sys
 from pathlib import Path
+
+from course.ports import free_port  # noqa: F401  (jupyterhub_config.py names the hub's ports with it)
 
 HUB = Path(__file__).resolve().parent
 REPO = HUB.parents[1]
@@ -56,10 +57,3 @@ def password() -> str:
         path.write_text(secrets.token_urlsafe(12))
         path.chmod(0o600)
     return path.read_text().strip()
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

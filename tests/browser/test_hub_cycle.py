@@ -71,7 +71,11 @@ class Hub:
             [str(hub.PYTHON.parent / "jupyterhub"), "-f", str(config)], cwd=state, stdout=self._log,
             stderr=subprocess.STDOUT, start_new_session=True,
             env={**os.environ, **hub_env, "PP_HUB_PORT": self.url.rsplit(":", 1)[1], "PP_HUB_PASSWORD": self.password})
-        self._wait(f"/services/{hub.COURSE}/", timeout=180)
+        try:
+            self._wait(f"/services/{hub.COURSE}/", timeout=180)
+        except BaseException:   # a hub that did not come up leaves no proxy, service or server behind
+            self.stop()
+            raise
 
     def _wait(self, path: str, timeout: float) -> None:
         """Until the proxy routes ``path`` (the course service comes up last)."""
