@@ -19,7 +19,8 @@ in a student's kernel).
   not made with ``nbgrader submit`` (``zip_collect``, hand-placed) have no ``timestamp.txt`` or
   ``submission_secret.txt``, so the student could not fetch the feedback anyway.  The others are released and
   the command then fails naming the refused ones.
-- ``JailedKernelManager``: the kernel starts inside practice/contain.py's walls (where this machine can make them):
+- ``JailedKernelManager``: ``course.kernels``' manager (no missed reply waits out a cell's time limit); the kernel
+  starts inside practice/contain.py's walls (where this machine can make them):
   its own pid and mount namespaces, a read-only view of the system, the Python installation, ``course/`` and the
   notebook's directory, a private /tmp, and (as root) an unused uid.  Code in a notebook then cannot write the
   course's files, the gradebook or other students' notebooks, read ``solutions/`` or the hidden tests on disk, or
@@ -37,7 +38,6 @@ import os
 import sys
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
@@ -51,6 +51,8 @@ from nbgrader.preprocessors import (
 )
 from nbgrader.preprocessors.base import NbGraderPreprocessor
 from nbgrader.utils import is_grade
+
+from .kernels import KernelManager
 
 SETUP_CELL = "setup"   # grade_id of the locked setup cell (instructor/generate.py)
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +80,7 @@ def grading_error(ename: str, what: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[text])
 
 
-class JailedKernelManager(AsyncKernelManager):
+class JailedKernelManager(KernelManager):
     """The kernel command, run through ``practice/contain.py kernel`` (which runs it unconfined, with a line on
     stderr, where no namespace can be made)."""
 

@@ -22,6 +22,7 @@ from nbclient.exceptions import CellExecutionError
 
 from .chapter import EDITIONS
 from .files import write_file
+from .kernels import KernelManager
 
 CHAPTERS_DIR = EDITIONS["zh"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -43,7 +44,7 @@ def execute(path: Path, extra_code: str | None = None, timeout: int = 300) -> tu
     nb = nbformat.read(path, as_version=4)
     if extra_code is not None:
         nb.cells.append(nbformat.v4.new_code_cell(extra_code))
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=KernelManager,
                             resources={"metadata": {"path": str(path.parent)}})
     t0 = time.perf_counter()
     client.execute()

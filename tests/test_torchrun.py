@@ -23,18 +23,22 @@ TORCHRUN = Path(sys.executable).with_name("torchrun")
 
 
 def start_agents(tmp_path: Path, *args: str) -> list[tuple[subprocess.Popen, Path, Path]]:
-    """Two agents of one job, 2 workers each: (process, stdout file, stderr file) per agent."""
+    """Two agents of one job, 2 workers each: (process, stdout file, stderr file) per agent.
+
+    Agent 0 hosts the rendezvous store, as the endpoint's machine does across real machines.  On one machine both
+    agents match the endpoint's host name and whichever binds first would host it: said explicitly (``is_host``)."""
     port = free_port()
     cmd = [str(TORCHRUN), "--nnodes", "2", "--nproc-per-node", "2", "--rdzv-backend", "c10d",
            "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "two-nodes", "--local-addr", "127.0.0.1",
-           "--rdzv-conf", "join_timeout=120,read_timeout=60", "--max-restarts", "0", "--monitor-interval", "0.5",
-           "-m", "course.live", *args]
+           "--max-restarts", "0", "--monitor-interval", "0.5"]
     env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
     agents = []
     for i in range(2):
         out, err = tmp_path / f"out-{i}.txt", tmp_path / f"err-{i}.txt"
         with open(out, "w") as o, open(err, "w") as e:
-            agents.append((subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=o, stderr=e), out, err))
+            conf = ["--rdzv-conf", f"join_timeout=120,read_timeout=60,is_host={int(i == 0)}"]
+            agents.append((subprocess.Popen([*cmd, *conf, "-m", "course.live", *args], cwd=ROOT, env=env,
+                                            stdout=o, stderr=e), out, err))
     return agents
 
 
