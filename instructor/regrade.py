@@ -86,6 +86,7 @@ class Row:
     regrade: float | None
     max: float
     reason: str = ""
+    not_passed: tuple[str, ...] = ()   # the regrade's tests that did not pass, "name (verdict)": for the summary
 
     @property
     def flag(self) -> str:
@@ -312,7 +313,9 @@ def grade_student(student: str, folder: Path, found: list[Exercise], locked: set
             cells = notebooks[e.notebook]
             if isinstance(cells, NotRegraded):
                 raise cells
-            row.regrade = _grade_exercise(e, cells, workdir / student)
+            result = _grade_exercise(e, cells, workdir / student)
+            row.regrade = result.score   # course.scoring's rule, as the judge and the notebook
+            row.not_passed = tuple(f"{r.name} ({r.verdict})" for r in result.results if r.verdict != "passed")
         except NotRegraded as why:
             row.reason = str(why)
         except Exception as why:  # noqa: BLE001  (one student, one exercise: never the batch)
@@ -341,7 +344,7 @@ def _learner_cells(path: Path, locked: set[str]):
         return e
 
 
-def _grade_exercise(e: Exercise, learner, workdir: Path) -> float:
+def _grade_exercise(e: Exercise, learner, workdir: Path):
     from practice.sandbox import grade  # from the pristine copy
 
     cells, tests = learner
@@ -349,8 +352,7 @@ def _grade_exercise(e: Exercise, learner, workdir: Path) -> float:
     path = workdir / f"{e.grade_id}.py"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source, encoding="utf-8")
-    result = grade(e.problem, path)
-    return result.score   # course.scoring's rule, as the judge and the notebook
+    return grade(e.problem, path)
 
 
 # ---- the class ----------------------------------------------------------------------------------------------------
@@ -455,14 +457,14 @@ def write_csv(rows: list[Row], path: Path) -> None:
 
 
 def notes(report: Report) -> list[str]:
-    """The summary's lines about the pristine copy, the installation, the suspicious rows and every row's reason
-    (grade.py prints them too)."""
+    """The summary's lines about the pristine copy, the installation, the suspicious rows (with the regrade's tests
+    that did not pass) and every row's reason (grade.py prints them too)."""
     commit = report.pristine.commit
     lines = [f"  not as committed (graded from the commit): {line}" if commit else f"  {line}"
              for line in report.pristine.differences]
     lines += [f"  the Python installation is modified: {line}" for line in report.installation]
     lines += [f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}"
-              for r in report.rows if r.flag == "suspicious"]
+              f" (not passed: {', '.join(r.not_passed)})" for r in report.rows if r.flag == "suspicious"]
     lines += [f"  {'not regraded: ' if r.regrade is None else ''}{r.student} {r.exercise}: {r.reason}"
               for r in report.rows if r.reason]
     return lines

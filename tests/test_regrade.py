@@ -210,8 +210,10 @@ def test_a_class_is_regraded_and_an_in_kernel_score_above_it_is_flagged(reposito
         "pending": ("bubble-ratio", "", POINTS, POINTS, ""),
         "unknown": ("bubble-ratio", "", POINTS, POINTS, ""),
         **{v: ("bubble-ratio", POINTS, POINTS, POINTS, "") for v in HONEST_VARIANTS},
-    }
-    assert f"suspicious: cheat bubble-ratio: nbgrader {POINTS}, regrade {wrong} of {POINTS}" in result.stdout
+    }, result.stdout   # a suspicious row's summary line names the tests that did not pass
+    cheat = f"suspicious: cheat bubble-ratio: nbgrader {POINTS}, regrade {wrong} of {POINTS} (not passed: "
+    line = next(line for line in result.stdout.splitlines() if cheat in line)
+    assert line.endswith("(failed))") and "(passed)" not in line, line
     assert result.stdout.strip().endswith("1 suspicious, 0 not regraded")
     assert "from commit" in result.stdout and "not as committed" not in result.stdout
     print(f"regrade of {len(rows)} students: {seconds:.1f} s")
