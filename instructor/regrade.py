@@ -344,7 +344,7 @@ def _learner_cells(path: Path, locked: set[str]):
         return e
 
 
-def _grade_exercise(e: Exercise, learner, workdir: Path):
+def _grade_exercise(e: Exercise, learner, workdir: Path):   # -> practice.sandbox.Grade (the pristine copy's)
     from practice.sandbox import grade  # from the pristine copy
 
     cells, tests = learner
@@ -464,7 +464,8 @@ def notes(report: Report) -> list[str]:
              for line in report.pristine.differences]
     lines += [f"  the Python installation is modified: {line}" for line in report.installation]
     lines += [f"  suspicious: {r.student} {r.exercise}: nbgrader {r.nbgrader:g}, regrade {r.regrade:g} of {r.max:g}"
-              f" (not passed: {', '.join(r.not_passed)})" for r in report.rows if r.flag == "suspicious"]
+              + (f" (not passed: {', '.join(r.not_passed)})" if r.not_passed else "")   # none: a gradebook above max
+              for r in report.rows if r.flag == "suspicious"]
     lines += [f"  {'not regraded: ' if r.regrade is None else ''}{r.student} {r.exercise}: {r.reason}"
               for r in report.rows if r.reason]
     return lines

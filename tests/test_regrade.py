@@ -212,8 +212,8 @@ def test_a_class_is_regraded_and_an_in_kernel_score_above_it_is_flagged(reposito
         **{v: ("bubble-ratio", POINTS, POINTS, POINTS, "") for v in HONEST_VARIANTS},
     }, result.stdout   # a suspicious row's summary line names the tests that did not pass
     cheat = f"suspicious: cheat bubble-ratio: nbgrader {POINTS}, regrade {wrong} of {POINTS} (not passed: "
-    line = next(line for line in result.stdout.splitlines() if cheat in line)
-    assert line.endswith("(failed))") and "(passed)" not in line, line
+    lines = [line for line in result.stdout.splitlines() if cheat in line]
+    assert len(lines) == 1 and lines[0].endswith("(failed))") and "(passed)" not in lines[0], result.stdout
     assert result.stdout.strip().endswith("1 suspicious, 0 not regraded")
     assert "from commit" in result.stdout and "not as committed" not in result.stdout
     print(f"regrade of {len(rows)} students: {seconds:.1f} s")
