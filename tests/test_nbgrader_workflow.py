@@ -160,6 +160,7 @@ get_ipython().set_custom_exc((Exception,), _forget)
 }
 # The first two fool nbgrader (full marks in the kernel); the swallower no longer does: its handler clears raised
 # errors, and a test cell's tally counts failures without raising them, so nbgrader scores its wrong answer 0 too.
+STUBBORN_CELL, STUCK_LIMIT_S = "event_simulator_tests", 15   # the stubborn answer's test cell and its limit here
 IN_KERNEL_CHEATS = ("transformer", "redefiner", "swallower")
 FOOLS_THE_KERNEL = ("transformer", "redefiner")
 # Honest answers written another way (inside `try:`, decorated, with an import or a helper in a cell of its own):
@@ -305,7 +306,14 @@ def run_workflow(tmp: Path, assignments=ASSIGNMENTS, students=students):
     course, exchange_root = tmp / "course", tmp / "exchange"
     course.mkdir()
     exchange_root.mkdir()
-    shutil.copy(INSTRUCTOR / "nbgrader_config.py", course)
+    # The course's configuration, but the stubborn answer's cell waits 15 s, not its real 50 s (twice the judge's
+    # limit plus 30 s, instructor/generate.py): what is tested is what happens after the limit; every other cell
+    # keeps the course's own limit.
+    (course / "nbgrader_config.py").write_text((INSTRUCTOR / "nbgrader_config.py").read_text(encoding="utf-8") + f"""
+_course_limit = c.Execute.timeout_func
+c.Execute.timeout_func = lambda cell: ({STUCK_LIMIT_S} if cell.metadata.get("nbgrader", {{}}).get("grade_id")
+                                       == "{STUBBORN_CELL}" else _course_limit(cell))
+""", encoding="utf-8")
     shutil.copytree(INSTRUCTOR / "source", course / "source")
     config = nbgrader_config(course, exchange_root)
     api = NbGraderAPI(config=config)
@@ -521,7 +529,8 @@ def test_a_cell_that_ignores_its_interrupt_costs_only_its_own_points(graded):
     assert per_cell["event_simulator_tests"][0] == 0 and score == max_score - per_cell["event_simulator_tests"][1], \
         per_cell
     tests = cells(autograded_notebook(graded, assignment, "stubborn"), grade_id="event_simulator_tests")[0]
-    assert any("ignored the interrupt" in o.get("evalue", "") for o in tests.outputs), tests.outputs
+    assert any(f"time limit ({STUCK_LIMIT_S} s) and ignored the interrupt" in o.get("evalue", "")
+               for o in tests.outputs), tests.outputs
 
 
 def regrade(graded, assignment, *flags, course=None):

@@ -218,6 +218,15 @@ def page(browser_context, lab):
 
 
 @pytest.fixture(scope="session")
+def lite_build(tmp_path_factory) -> Path:
+    """The browser edition built once for test_lite.py and test_lite_chapters.py (one worker runs both: their
+    group), as ``make lite`` builds it plus test_lite.py's checked chapters: the site's folder."""
+    from test_lite import build_site
+
+    return build_site(tmp_path_factory.mktemp("lite"))
+
+
+@pytest.fixture(scope="session")
 def screenshots():
     return SCREENSHOTS
 

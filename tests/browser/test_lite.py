@@ -1,14 +1,14 @@
 """The browser edition: ``lite/build.py`` builds the JupyterLite site, Chromium runs the real chapters in it, offline.
 
-The site is built once for the module, as ``make lite`` builds it, plus copies of chapter 1 and chapter 5 (Chinese)
-and chapter 1 (English), each with one cell of this test's own appended, which prints a few of the chapter's
-numbers as JSON.  It is served by ``python -m http.server`` on 127.0.0.1; each chapter opens in a page of its own
-(all at once: their Pyodide kernels start side by side), runs every cell in Pyodide, and the test waits for that
-printed line, not for the page load.  The same notebooks run on the desktop edition meanwhile (nbclient, this
-Python, with numpy, matplotlib, torch and OR-Tools; recordings replayed there too, so that a measured timing is the
-same measurement on both sides), and the numbers must be equal.  It also checks that each edition speaks its
-language, that the recorded runs say so, that moving a slider redraws the SVG figure, and that every request the
-pages, their workers and the service worker made went to 127.0.0.1.
+The site is built once (``lite_build``, shared with test_lite_chapters.py), as ``make lite`` builds it, plus copies
+of chapter 1 and chapter 5 (Chinese) and chapter 1 (English), each with one cell of this test's own appended, which
+prints a few of the chapter's numbers as JSON. It is served by ``python -m http.server`` on 127.0.0.1; each chapter
+opens in a page of its own (all at once: their Pyodide kernels start side by side), runs every cell in Pyodide, and
+the test waits for that printed line, not for the page load. The same notebooks run on the desktop edition meanwhile
+(nbclient, this Python, with numpy, matplotlib, torch and OR-Tools; recordings replayed there too, so that a
+measured timing is the same measurement on both sides), and the numbers must be equal. It also checks that each
+edition speaks its language, that the recorded runs say so, that moving a slider redraws the SVG figure, and that
+every request the pages, their workers and the service worker made went to 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -90,18 +90,24 @@ def desktop_numbers(path: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1][len(TAG) + 1:])
 
 
-def serve_site(base: Path, add: list[Path]):
-    """Build the site as make lite does (plus ``add``) into ``base/site``, serve it on 127.0.0.1; yield its URL."""
+def build_site(base: Path) -> Path:
+    """The site as make lite builds it, plus the checked chapters (``checked/``), in ``base/site``."""
+    for target, source, _, _ in CHECKED:
+        checked_copy(source, base / target)
     t0 = time.monotonic()
-    built = subprocess.run([sys.executable, str(REPO / "lite" / "build.py"), "--out", str(base / "site")]
-                           + [a for path in add for a in ("--add", str(path))],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run([sys.executable, str(REPO / "lite" / "build.py"), "--out", str(base / "site"),
+                            "--add", str(base / "checked")], capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     print(f"\n[lite] built in {time.monotonic() - t0:.0f} s: {built.stdout.strip()}")
+    return base / "site"
+
+
+def serve_site(site: Path):
+    """Serve the built ``site`` on 127.0.0.1; yield its URL."""
     # port 0: the OS picks a free one and the server says which (a port picked here and freed could be taken by a
     # parallel test's gloo or TCPStore socket before the server binds it)
     server = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1", "0", "-d",
-                               str(base / "site")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               str(site)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         said = server.stdout.readline()     # "Serving HTTP on 127.0.0.1 port N (http://127.0.0.1:N/) ..."
         match = re.search(r" port (\d+) ", said)
@@ -123,17 +129,16 @@ def serve_site(base: Path, add: list[Path]):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site with the checked chapters added, served on 127.0.0.1, and the desktop runs of the same notebooks
-    (started at once, beside the build)."""
-    base = tmp_path_factory.mktemp("lite")
+def site(tmp_path_factory, request):
+    """The site (``lite_build``, built once for this file and test_lite_chapters.py) served on 127.0.0.1, and the
+    desktop runs of the checked notebooks (started first, so that they run beside the build)."""
+    base = tmp_path_factory.mktemp("lite-desktop")
     for target, source, _, _ in CHECKED:
-        checked_copy(source, base / target)
-        checked_copy(source, base / "desktop" / target, first=NO_ORTOOLS)
+        checked_copy(source, base / target, first=NO_ORTOOLS)
     pool = ThreadPoolExecutor(max_workers=1)           # one at a time: the machine also builds and browses
-    desktop = {target: pool.submit(desktop_numbers, base / "desktop" / target) for target, *_ in CHECKED}
+    desktop = {target: pool.submit(desktop_numbers, base / target) for target, *_ in CHECKED}
     try:
-        for url in serve_site(base, [base / "checked"]):
+        for url in serve_site(request.getfixturevalue("lite_build")):
             yield url, desktop
     finally:
         pool.shutdown(cancel_futures=True)

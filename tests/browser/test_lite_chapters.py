@@ -2,8 +2,9 @@
 
 ``test_lite.py`` checks chapters 1 and 5 in depth (numbers against the desktop, a slider, the hosts); this one
 checks that every cell of the other chapters that run in the browser finishes there without an error (chapters 3
-and 8 need torch: their first cell says so, see the README's "In the browser").  The site is built as ``make lite``
-builds it; each chapter opens in a browser context of its own, all at once.
+and 8 need torch: their first cell says so, see the README's "In the browser").  The site is the one built for
+``test_lite.py`` (``lite_build``: as ``make lite`` builds it, plus that file's checked chapters); each chapter opens in
+a browser context of its own, all at once.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def code_cells(target: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    yield from serve_site(tmp_path_factory.mktemp("lite"), [])
+def site(lite_build):
+    yield from serve_site(lite_build)
 
 
 def test_the_other_runnable_chapters_run_in_the_browser(site, chromium, screenshots):
