@@ -25,6 +25,7 @@ import textwrap
 import time
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -97,15 +98,19 @@ class Hub:
     def log_tail(self, n: int = 60) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
 
-    def stop(self) -> None:
-        """Stop the hub (it stops the proxy, the service and every user's server); kill what is left after 30 s."""
+    def stop(self, wait_s: float = 30) -> None:
+        """Stop the hub (it stops the proxy, the service and every user's server); kill what is left after
+        ``wait_s``, with a warning that shows the end of its log (a slow stop is no failure, but its cause is
+        worth reading)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout=30)
+                self.proc.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+                warnings.warn(f"JupyterHub did not stop within {wait_s} s of SIGTERM and was killed; its log "
+                              f"ends:\n{self.log_tail(25)}", stacklevel=2)
         for p in psutil.process_iter(["environ"]):   # servers of this hub: they carry its exchange
             try:
                 if (p.info["environ"] or {}).get("NBGRADER_EXCHANGE") == self.env["NBGRADER_EXCHANGE"]:
