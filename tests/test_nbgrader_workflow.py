@@ -306,9 +306,9 @@ def run_workflow(tmp: Path, assignments=ASSIGNMENTS, students=students):
     course, exchange_root = tmp / "course", tmp / "exchange"
     course.mkdir()
     exchange_root.mkdir()
-    # The course's configuration, but the stubborn answer's cell waits 15 s, not its real 50 s (twice the judge's
-    # limit plus 30 s, instructor/generate.py): what is tested is what happens after the limit; every other cell
-    # keeps the course's own limit.
+    # The course's configuration, except that the test cell the stubborn answer hangs in gets STUCK_LIMIT_S, for
+    # every student, instead of the course's 50 s (twice the judge's 10 s plus 30 s, instructor/generate.py): what
+    # is tested is what happens after the limit.  Every other cell keeps the course's own limit.
     (course / "nbgrader_config.py").write_text((INSTRUCTOR / "nbgrader_config.py").read_text(encoding="utf-8") + f"""
 _course_limit = c.Execute.timeout_func
 c.Execute.timeout_func = lambda cell: ({STUCK_LIMIT_S} if cell.metadata.get("nbgrader", {{}}).get("grade_id")
