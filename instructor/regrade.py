@@ -86,7 +86,7 @@ class Row:
     regrade: float | None
     max: float
     reason: str = ""
-    not_passed: tuple[str, ...] = ()   # the regrade's tests that did not pass, "name (verdict)": for the summary
+    not_passed: tuple[str, ...] = ()   # the regrade's tests that did not pass, "name (verdict[: reason])": summary
 
     @property
     def flag(self) -> str:
@@ -299,6 +299,14 @@ def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], flo
 
 # ---- one student ------------------------------------------------------------------------------------------------
 
+def _verdict(result) -> str:
+    """A test's verdict for the summary: a failure is the test's own business; a crash, timeout or error also says
+    its first line (the judge's reason), which an instructor needs to tell a broken answer from a broken run."""
+    if result.verdict == "failed" or not result.message.strip():
+        return result.verdict
+    return f"{result.verdict}: {result.message.strip().splitlines()[0][:160]}"
+
+
 def grade_student(student: str, folder: Path, found: list[Exercise], locked: set[str],
                   nbgrader: dict, workdir: Path) -> list[Row]:
     """One row per exercise for the student whose notebooks are in ``folder``: never raises, never stops."""
@@ -315,7 +323,7 @@ def grade_student(student: str, folder: Path, found: list[Exercise], locked: set
                 raise cells
             result = _grade_exercise(e, cells, workdir / student)
             row.regrade = result.score   # course.scoring's rule, as the judge and the notebook
-            row.not_passed = tuple(f"{r.name} ({r.verdict})" for r in result.results if r.verdict != "passed")
+            row.not_passed = tuple(f"{r.name} ({_verdict(r)})" for r in result.results if r.verdict != "passed")
         except NotRegraded as why:
             row.reason = str(why)
         except Exception as why:  # noqa: BLE001  (one student, one exercise: never the batch)

@@ -399,3 +399,14 @@ def load_regrade():
     module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_the_summary_gives_the_judges_reason_for_a_crash_a_timeout_or_an_error_but_not_for_a_failure():
+    from practice.sandbox import Result
+
+    verdict = load_regrade()._verdict
+    crashed = Result("public", "t", "crashed", "the learner process exited or was killed\nmore detail")
+    assert verdict(crashed) == "crashed: the learner process exited or was killed"
+    assert verdict(Result("hidden", "t", "timeout", "killed after 10 s.")) == "timeout: killed after 10 s."
+    assert verdict(Result("public", "t", "failed", "expected 3, got 4")) == "failed"
+    assert verdict(Result("public", "t", "error", "")) == "error"
