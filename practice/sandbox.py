@@ -161,7 +161,7 @@ class _Run:
     """The processes and directory of one test file, known to the judge until they are gone."""
 
     active: set[_Run] = set()
-    lock = threading.Lock()
+    lock = threading.RLock()   # reentrant: the judge's signal handler (abort_all) may run inside sweep
     aborting = False
 
     def __init__(self, problem: Problem):
@@ -606,24 +606,25 @@ def sweep(everything: bool = False, since: float | None = None) -> None:
     learner's tree, or (``since``, grade() itself, whoever calls it) that appeared since then in a session other
     than ours: an escaper that wiped its environment before any watch saw it.  ``everything`` (the CLI, which
     starts no other process) takes every orphan."""
-    with _Run.lock:
-        if _Run.active:
-            return
-
     def ours(p: psutil.Process) -> bool:
         return everything or bool(_marker(p)) or _was_seen(p) or (since is not None and _escaped_since(p, since))
 
-    for _ in range(20):
-        left = [p for p in _orphans() if _running(p) and ours(p)]
-        for p in left:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        _reap([p for p in _orphans() if ours(p)])
-        if not left:
+    # The lock is held to the end: a test file of another thread (the regrade grades two students at once) that
+    # started meanwhile would have its fresh processes, marked and not yet in _managed(), killed as orphans.
+    with _Run.lock:
+        if _Run.active:
             return
-        time.sleep(0.02)
+        for _ in range(20):
+            left = [p for p in _orphans() if _running(p) and ours(p)]
+            for p in left:
+                try:
+                    p.kill()
+                except psutil.Error:
+                    pass
+            _reap([p for p in _orphans() if ours(p)])
+            if not left:
+                return
+            time.sleep(0.02)
 
 
 def _escaped_since(p: psutil.Process, since: float) -> bool:

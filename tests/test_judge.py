@@ -420,3 +420,43 @@ def test_files_left_in_the_old_workspace_move_to_the_learner_folder(tmp_path, ca
     assert "(left where it is)" in err
     judge.move_old_workspace(old, new)          # once moved, nothing more to say about it
     assert "bubble-ratio" not in capsys.readouterr().err
+
+
+SWEEP_RACE = '''
+import os, subprocess, sys, threading
+from practice import exercises, sandbox
+
+problem = exercises.load_problems()[0]
+real_orphans, started, other = sandbox._orphans, threading.Event(), {}
+
+
+def another_grade():   # another thread's grade() starts a test file: a marked process, not yet its Popen's
+    other["run"] = sandbox._Run(problem)
+    other["proc"] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                                     env={**os.environ, "PRACTICE_RUN": other["run"].marker})
+    started.set()
+
+
+def orphans_while_another_starts():
+    sandbox._orphans = real_orphans
+    threading.Thread(target=another_grade).start()
+    started.wait(2.0)   # a sweep that let go of the lock lets it start here
+    return real_orphans()
+
+
+sandbox._orphans = orphans_while_another_starts
+sandbox.sweep()
+assert started.wait(30), "the other test file never started"
+alive = other["proc"].poll() is None
+other["proc"].kill()
+other["run"].close()
+print("alive" if alive else "killed by the sweep")
+'''
+
+
+def test_a_sweep_never_kills_a_test_file_that_another_thread_starts_meanwhile():
+    """The regrade grades two students at once; one student's end-of-grade sweep once killed the other's freshly
+    started learner (a marked process its Popen did not own yet): an honest answer then lost a file's points as
+    'crashed'."""
+    proc = subprocess.run([sys.executable, "-c", SWEEP_RACE], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "alive", proc.stdout + proc.stderr
