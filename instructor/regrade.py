@@ -301,10 +301,13 @@ def gradebook_scores(course: Path, assignment: str) -> dict[tuple[str, str], flo
 
 def _verdict(result) -> str:
     """A test's verdict for the summary: a failure is the test's own business; a crash, timeout or error also says
-    its first line (the judge's reason), which an instructor needs to tell a broken answer from a broken run."""
+    its first line (the judge's reason), which an instructor needs to tell a broken answer from a broken run.  The
+    line may quote the student's own exception or exit message: what is not printable (e.g. a terminal escape)
+    becomes "?"."""
     if result.verdict == "failed" or not result.message.strip():
         return result.verdict
-    return f"{result.verdict}: {result.message.strip().splitlines()[0][:160]}"
+    line = result.message.strip().splitlines()[0][:160]
+    return f"{result.verdict}: " + "".join(c if c.isprintable() else "?" for c in line)
 
 
 def grade_student(student: str, folder: Path, found: list[Exercise], locked: set[str],

@@ -446,11 +446,14 @@ def orphans_while_another_starts():
 
 sandbox._orphans = orphans_while_another_starts
 sandbox.sweep()
-assert started.wait(30), "the other test file never started"
-alive = other["proc"].poll() is None
-other["proc"].kill()
-other["run"].close()
-print("alive" if alive else "killed by the sweep")
+try:
+    assert started.wait(30), "the other test file never started"
+    print("alive" if other["proc"].poll() is None else "killed by the sweep")
+finally:   # the sleeper never outlives this script
+    if "proc" in other:
+        other["proc"].kill()
+    if "run" in other:
+        other["run"].close()
 '''
 
 

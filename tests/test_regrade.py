@@ -410,3 +410,5 @@ def test_the_summary_gives_the_judges_reason_for_a_crash_a_timeout_or_an_error_b
     assert verdict(Result("hidden", "t", "timeout", "killed after 10 s.")) == "timeout: killed after 10 s."
     assert verdict(Result("public", "t", "failed", "expected 3, got 4")) == "failed"
     assert verdict(Result("public", "t", "error", "")) == "error"
+    # the student's own text, quoted in an error, cannot drive the instructor's terminal
+    assert verdict(Result("public", "t", "error", "ValueError: \x1b[2Jgone\x07")) == "error: ValueError: ?[2Jgone?"
