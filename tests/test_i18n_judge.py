@@ -27,6 +27,11 @@ MESSAGE_FILES = sorted(
 # One quick exercise of each chapter that has exercises.
 ONE_PER_CHAPTER = {1: "bubble-ratio", 2: "event-simulator", 3: "token-normalized-loss", 4: "interleaved-memory",
                    5: "building-block-memory", 6: "v-placement", 7: "micro-batch-order", 8: "activation-bytes"}
+# A chapter whose exercise imports torch in the learner and the checker takes seconds per judge run: not the
+# quick lane's (tests/conftest.py), still the whole suite's.
+TORCH_CHAPTERS = {ch for ch, slug in ONE_PER_CHAPTER.items()
+                  if re.search(r"^import torch", (REPO / "practice" / "problems" / slug / "test_public.py")
+                               .read_text(encoding="utf-8"), re.M)}
 LOCALE = ("COURSE_LANG", *i18n.LOCALE_VARS)
 
 
@@ -137,7 +142,8 @@ def test_one_exercise_of_every_chapter_is_covered():
     assert all(next(p for p in problems if p.slug == slug).chapter == ch for ch, slug in ONE_PER_CHAPTER.items())
 
 
-@pytest.mark.parametrize("chapter", sorted(ONE_PER_CHAPTER))
+@pytest.mark.parametrize("chapter", [pytest.param(ch, marks=[pytest.mark.slow] if ch in TORCH_CHAPTERS else [])
+                                     for ch in sorted(ONE_PER_CHAPTER)])
 def test_the_judge_speaks_english_on_every_chapter(chapter, tmp_path):
     slug = ONE_PER_CHAPTER[chapter]
     start = judge("--lang", "en", "--workspace", tmp_path, "start", slug, LANG="zh_CN.UTF-8")   # --lang wins
