@@ -30,8 +30,8 @@ ONE_PER_CHAPTER = {1: "bubble-ratio", 2: "event-simulator", 3: "token-normalized
 # A chapter whose exercise imports torch in the learner and the checker takes seconds per judge run: not the
 # quick lane's (tests/conftest.py), still the whole suite's.
 TORCH_CHAPTERS = {ch for ch, slug in ONE_PER_CHAPTER.items()
-                  if re.search(r"^import torch", (REPO / "practice" / "problems" / slug / "test_public.py")
-                               .read_text(encoding="utf-8"), re.M)}
+                  if any(re.search(r"^(?:import|from) torch\b", test.read_text(encoding="utf-8"), re.M)
+                         for test in (REPO / "practice" / "problems" / slug).glob("test_*.py"))}
 LOCALE = ("COURSE_LANG", *i18n.LOCALE_VARS)
 
 
